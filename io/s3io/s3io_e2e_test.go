@@ -1,0 +1,116 @@
+//go:build e2e
+
+package s3io
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// These tests run against a real MinIO that they start with testing/services/minio.sh
+// (built from source into the cache on first use: allow go test -timeout 20m).
+// When MinIO was already running they leave it running; otherwise they stop it.
+
+const e2eEndpoint = "http://127.0.0.1:9000"
+
+func startMinIO(t *testing.T) Config {
+	t.Helper()
+	script, err := filepath.Abs("../../testing/services/minio.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasRunning := exec.Command("bash", script, "status").Run() == nil
+	cmd := exec.Command("bash", script, "start")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s start: %v", script, err)
+	}
+	if !wasRunning {
+		t.Cleanup(func() {
+			cmd := exec.Command("bash", script, "stop")
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				t.Errorf("%s stop: %v", script, err)
+			}
+		})
+	}
+	return Config{Endpoint: e2eEndpoint, AccessKey: "minioadmin", SecretKey: "minioadmin", Region: "us-east-1"}
+}
+
+func randomBucket(t *testing.T) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "s3io-test-" + hex.EncodeToString(b[:])
+}
+
+func TestE2EMinIO(t *testing.T) {
+	cfg := startMinIO(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	t.Run("warehouse bucket made by the script", func(t *testing.T) {
+		if err := CheckWritable(ctx, cfg, "warehouse", "checkpoints/bronze"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("EnsureBucket is idempotent", func(t *testing.T) {
+		bucket := randomBucket(t)
+		cl, err := NewClient(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.RemoveBucket(context.Background(), bucket) })
+
+		if err := CheckWritable(ctx, cfg, bucket, ""); !errors.Is(err, ErrNoBucket) {
+			t.Fatalf("CheckWritable before the bucket exists: %v, want ErrNoBucket", err)
+		}
+		for i := range 2 {
+			if err := EnsureBucket(ctx, cfg, bucket); err != nil {
+				t.Fatalf("EnsureBucket #%d: %v", i+1, err)
+			}
+		}
+		if ok, err := cl.BucketExists(ctx, bucket); err != nil || !ok {
+			t.Fatalf("BucketExists = %v, %v", ok, err)
+		}
+		if err := CheckWritable(ctx, cfg, bucket, "some/prefix"); err != nil {
+			t.Fatalf("CheckWritable: %v", err)
+		}
+		// The probe is gone: the bucket is empty again.
+		for obj := range cl.ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: true}) {
+			t.Fatalf("probe left behind: %+v", obj)
+		}
+	})
+
+	t.Run("wrong secret is access denied", func(t *testing.T) {
+		bad := cfg
+		bad.SecretKey = "not-the-secret"
+		if err := CheckWritable(ctx, bad, "warehouse", ""); !errors.Is(err, ErrAccessDenied) {
+			t.Fatalf("CheckWritable: %v, want ErrAccessDenied", err)
+		}
+		if err := EnsureBucket(ctx, bad, "warehouse"); !errors.Is(err, ErrAccessDenied) {
+			t.Fatalf("EnsureBucket: %v, want ErrAccessDenied", err)
+		}
+		bad.AccessKey = "nobody"
+		if err := CheckWritable(ctx, bad, "warehouse", ""); !errors.Is(err, ErrAccessDenied) {
+			t.Fatalf("CheckWritable with an unknown key: %v, want ErrAccessDenied", err)
+		}
+	})
+
+	t.Run("wrong port is unreachable", func(t *testing.T) {
+		bad := cfg
+		bad.Endpoint = "http://127.0.0.1:9"
+		if err := CheckWritable(ctx, bad, "warehouse", ""); !errors.Is(err, ErrUnreachable) {
+			t.Fatalf("CheckWritable: %v, want ErrUnreachable", err)
+		}
+	})
+}
