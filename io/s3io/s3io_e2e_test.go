@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,19 @@ import (
 
 const e2eEndpoint = "http://127.0.0.1:9000"
 
+func minioScript(t *testing.T, arg string) {
+	t.Helper()
+	script, err := filepath.Abs("../../testing/services/minio.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", script, arg)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("minio.sh %s: %v", arg, err)
+	}
+}
+
 func startMinIO(t *testing.T) Config {
 	t.Helper()
 	script, err := filepath.Abs("../../testing/services/minio.sh")
@@ -29,19 +43,9 @@ func startMinIO(t *testing.T) Config {
 		t.Fatal(err)
 	}
 	wasRunning := exec.Command("bash", script, "status").Run() == nil
-	cmd := exec.Command("bash", script, "start")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s start: %v", script, err)
-	}
+	minioScript(t, "start")
 	if !wasRunning {
-		t.Cleanup(func() {
-			cmd := exec.Command("bash", script, "stop")
-			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-			if err := cmd.Run(); err != nil {
-				t.Errorf("%s stop: %v", script, err)
-			}
-		})
+		t.Cleanup(func() { minioScript(t, "stop") })
 	}
 	return Config{Endpoint: e2eEndpoint, AccessKey: "minioadmin", SecretKey: "minioadmin", Region: "us-east-1"}
 }
@@ -103,6 +107,32 @@ func TestE2EMinIO(t *testing.T) {
 		bad.AccessKey = "nobody"
 		if err := CheckWritable(ctx, bad, "warehouse", ""); !errors.Is(err, ErrAccessDenied) {
 			t.Fatalf("CheckWritable with an unknown key: %v, want ErrAccessDenied", err)
+		}
+	})
+
+	t.Run("outage keeps the data", func(t *testing.T) {
+		cl, err := NewClient(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := "s3io-e2e/outage-" + randomBucket(t)
+		body := "still here"
+		if _, err := cl.PutObject(ctx, "warehouse", key, strings.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cl.RemoveObject(context.Background(), "warehouse", key, minio.RemoveObjectOptions{}) })
+
+		minioScript(t, "stop")
+		err = CheckWritable(ctx, cfg, "warehouse", "")
+		minioScript(t, "start")
+		if !errors.Is(err, ErrUnreachable) {
+			t.Fatalf("CheckWritable while stopped: %v, want ErrUnreachable", err)
+		}
+		if _, err := cl.StatObject(ctx, "warehouse", key, minio.StatObjectOptions{}); err != nil {
+			t.Fatalf("object written before the outage: %v", err)
+		}
+		if err := CheckWritable(ctx, cfg, "warehouse", ""); err != nil {
+			t.Fatalf("CheckWritable after the restart: %v", err)
 		}
 	})
 

@@ -49,7 +49,8 @@ build_minio() {
 # The bucket tool is this repository's own code, so it is rebuilt when its sources change.
 build_mkbucket() {
 	local stamp_file="$HAADE_CACHE/mkbucket/stamp" stamp
-	stamp="$(cat "$REPO_ROOT/go.mod" "$REPO_ROOT/go.sum" "$REPO_ROOT"/pipelines/mkbucket/*.go "$REPO_ROOT"/io/s3io/*.go 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	stamp="$(find "$REPO_ROOT/go.mod" "$REPO_ROOT/go.sum" "$REPO_ROOT/pipelines/mkbucket" "$REPO_ROOT/io/s3io" \
+		-type f ! -name '*_test.go' -print0 | sort -z | xargs -0 cat | sha256sum | cut -d' ' -f1)"
 	if [[ -x "$MKBUCKET_BIN" && -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp" ]]; then
 		return 0
 	fi
