@@ -7,7 +7,7 @@
 #   python.sh spark-jars       print the jars, comma-separated, for spark.jars (installs if needed)
 #   python.sh python ARGS...   run the venv's python
 #   python.sh env              print export lines: HAADE_PYTHON, PYSPARK_PYTHON, HAADE_SPARK_JARS
-#   python.sh smoke [--s3-endpoint URL] [--kafka HOST:PORT]
+#   python.sh smoke [--postgres HOST:PORT] [--s3-endpoint URL] [--kafka HOST:PORT]
 #                              Spark writes a row through JdbcCatalog `local` (SQLite) into
 #                              lakehouse.smoke, reads it back, and pyiceberg reads it too
 #   python.sh status           whether the venv and jars are installed
@@ -129,5 +129,5 @@ smoke)
 	fi
 	"${NICE[@]}" "$VPY" "$SERVICES_DIR/python/spark_smoke.py" --jars "$(jar_list)" "$@"
 	;;
-*) echo "usage: $0 install|spark-jars|python ARGS|env|smoke [--s3-endpoint URL] [--kafka HOST:PORT]|status" >&2; exit 2 ;;
+*) echo "usage: $0 install|spark-jars|python ARGS|env|smoke [--postgres HOST:PORT] [--s3-endpoint URL] [--kafka HOST:PORT]|status" >&2; exit 2 ;;
 esac

@@ -1,9 +1,10 @@
 """Smoke test of the Python side of the e2e tier: Spark 3.5 with Iceberg's JdbcCatalog `local`
-on a SQLite file writes a row to lakehouse.<table>, reads it back, and pyiceberg's SqlCatalog
-reads the same table. Optionally the warehouse is on MinIO (S3FileIO, --s3-endpoint) and a
-batch read of a Kafka topic checks the Kafka connector (--kafka).
+on a SQLite file writes a row to lakehouse.smoke*, reads it back, and pyiceberg's SqlCatalog
+reads the same table; then Spark drops it with PURGE (unless --keep).
+Optionally the catalog is in PostgreSQL (--postgres), the warehouse on MinIO (S3FileIO,
+--s3-endpoint), and a batch read of a Kafka topic checks the Kafka connector (--kafka).
 
-Run it through python.sh:  testing/services/python.sh smoke [--s3-endpoint URL] [--kafka HOST:PORT]
+Run it through python.sh:  testing/services/python.sh smoke [--postgres HOST:PORT] [--s3-endpoint URL] [--kafka HOST:PORT]
 """
 
 import argparse
@@ -18,8 +19,11 @@ def main() -> int:
     ap.add_argument("--jars", required=True, help="comma-separated spark.jars")
     ap.add_argument("--workdir", default=None, help="where the catalog and warehouse go (default: a temp dir)")
     ap.add_argument("--s3-endpoint", default=None, help="put the warehouse on s3://warehouse/ at this endpoint")
+    ap.add_argument("--postgres", default=None, metavar="HOST:PORT",
+                    help="keep the catalog in PostgreSQL (role haade, database lakehouse) instead of SQLite")
     ap.add_argument("--kafka", default=None, help="bootstrap servers: also read --topic in batch")
     ap.add_argument("--topic", default="fintech.debt.raw")
+    ap.add_argument("--keep", action="store_true", help="keep the table instead of dropping it with PURGE")
     args = ap.parse_args()
 
     t0 = time.time()
@@ -27,6 +31,15 @@ def main() -> int:
     os.makedirs(work, exist_ok=True)
     db = os.path.join(work, "catalog.db")
     table = "smoke_s3" if args.s3_endpoint else "smoke"
+    if args.postgres:
+        table += "_pg"
+        jdbc_uri = f"jdbc:postgresql://{args.postgres}/lakehouse"
+        py_uri = f"postgresql+psycopg2://haade:haade@{args.postgres}/lakehouse"
+        where = jdbc_uri
+    else:
+        jdbc_uri = "jdbc:sqlite:" + db
+        py_uri = "sqlite:///" + db
+        where = db
     if args.s3_endpoint:
         warehouse = "s3://warehouse/spark-smoke"
     else:
@@ -47,11 +60,13 @@ def main() -> int:
         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
         .config("spark.sql.catalog.local", "org.apache.iceberg.spark.SparkCatalog")
         .config("spark.sql.catalog.local.type", "jdbc")
-        .config("spark.sql.catalog.local.uri", "jdbc:sqlite:" + db)
+        .config("spark.sql.catalog.local.uri", jdbc_uri)
         # the layout iceberg-go's SQL catalog writes (with iceberg_type)
         .config("spark.sql.catalog.local.jdbc.schema-version", "V1")
         .config("spark.sql.catalog.local.warehouse", warehouse)
     )
+    if args.postgres:
+        b = b.config("spark.sql.catalog.local.jdbc.user", "haade").config("spark.sql.catalog.local.jdbc.password", "haade")
     if args.s3_endpoint:
         b = (
             b.config("spark.sql.catalog.local.io-impl", "org.apache.iceberg.aws.s3.S3FileIO")
@@ -86,11 +101,9 @@ def main() -> int:
         )
         print(f"spark read {n} records from kafka topic {args.topic}", flush=True)
 
-    spark.stop()
-
     from pyiceberg.catalog.sql import SqlCatalog
 
-    props = {"uri": "sqlite:///" + db, "warehouse": warehouse}
+    props = {"uri": py_uri, "warehouse": warehouse}
     if args.s3_endpoint:
         props.update(
             {
@@ -106,7 +119,10 @@ def main() -> int:
         print(f"FAIL: pyiceberg read {got}", file=sys.stderr)
         return 1
     print(f"pyiceberg read lakehouse.{table}: {got}", flush=True)
-    print(f"OK in {time.time() - t0:.1f}s (catalog {db}, warehouse {warehouse})")
+    if not args.keep:
+        spark.sql(f"DROP TABLE local.lakehouse.{table} PURGE")
+    spark.stop()
+    print(f"OK in {time.time() - t0:.1f}s (catalog {where}, warehouse {warehouse})")
     return 0
 
 
