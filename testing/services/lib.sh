@@ -150,10 +150,11 @@ with_lock() {
 	) 9>"$HAADE_CACHE/locks/$name.lock"
 }
 
-# mvn_quiet ARGS...: Maven in batch mode, niced, with its output in a log that is shown on failure.
+# mvn_run LOG ARGS...: Maven in batch mode, niced, with its own local repository inside the
+# cache (so one folder holds every download), and its output in LOG, shown on failure.
 mvn_run() {
 	local lf="$1"; shift
-	if ! "${NICE[@]}" mvn -B -q -ntp "$@" >"$lf" 2>&1; then
+	if ! "${NICE[@]}" mvn -B -q -ntp -Dmaven.repo.local="$HAADE_CACHE/m2" "$@" >"$lf" 2>&1; then
 		tail_log "$lf" 60
 		die "maven failed: mvn $*"
 	fi
