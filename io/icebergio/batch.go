@@ -1,0 +1,38 @@
+package icebergio
+
+import (
+	"reflect"
+	"sort"
+)
+
+// Batch is an element of the PCollection that Write takes: rows that came
+// from one range of one source partition, in offset order. The range
+// includes offsets that produced no row (gaps, rows sent elsewhere), so that
+// the table's offsets advance over them.
+type Batch interface {
+	// Range returns the source offsets this batch covers.
+	Range() Range
+	// RowSlice returns a slice of row structs, e.g. []Event.
+	RowSlice() any
+	// RowOffset returns the source offset of row i.
+	RowOffset(i int) int64
+}
+
+var batchType = reflect.TypeOf((*Batch)(nil)).Elem()
+
+// firstRowAtOrAfter returns the index of the first row whose offset is at
+// least next.
+func firstRowAtOrAfter(b Batch, n int, next int64) int {
+	return sort.Search(n, func(i int) bool { return b.RowOffset(i) >= next })
+}
+
+// appendRange adds r to rs, merging it into a range it continues.
+func appendRange(rs []Range, r Range) []Range {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rs[i].Topic == r.Topic && rs[i].Partition == r.Partition && rs[i].End == r.Start {
+			rs[i].End = r.End
+			return rs
+		}
+	}
+	return append(rs, r)
+}

@@ -1,0 +1,260 @@
+package icebergio
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/codec"
+	"github.com/apache/iceberg-go/table"
+)
+
+// WindowFiles is everything the writers produced for one table and one
+// window: the unit of one commit.
+type WindowFiles struct {
+	Table     string
+	WindowEnd int64 // milliseconds since the epoch
+	Files     [][]byte
+	Ranges    []Range
+	Rows      int64
+	Bytes     int64
+}
+
+func (w WindowFiles) end() time.Time { return time.UnixMilli(w.WindowEnd).UTC() }
+
+// Commit reports what the committer did with one window.
+type Commit struct {
+	Table      string
+	WindowEnd  int64
+	SnapshotID int64 // 0 when no snapshot was made
+	Rows       int64
+	Files      int64
+	// Outcome is "committed", "empty" (offsets advanced, no rows, no
+	// snapshot), "duplicate" (already in the table: skipped) or "replayed"
+	// (the window's token was already in the table's history).
+	Outcome string
+	Offsets string
+}
+
+// windowState classifies a window against the offsets the table holds.
+type windowState int
+
+const (
+	windowReady     windowState = iota // continues every partition's offsets
+	windowWaiting                      // an earlier window has not arrived yet
+	windowDuplicate                    // wholly in the table already
+)
+
+// classify checks a window's ranges against running, the offsets that the
+// table holds plus those that earlier empty windows advanced. Start gives
+// the first offset of partitions that running does not know.
+func classify(w WindowFiles, running, start Offsets) (windowState, error) {
+	type span struct{ lo, hi int64 }
+	spans := map[string]map[int32]*span{}
+	rs := append([]Range(nil), w.Ranges...)
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].Topic != rs[j].Topic {
+			return rs[i].Topic < rs[j].Topic
+		}
+		if rs[i].Partition != rs[j].Partition {
+			return rs[i].Partition < rs[j].Partition
+		}
+		return rs[i].Start < rs[j].Start
+	})
+	for _, r := range rs {
+		if spans[r.Topic] == nil {
+			spans[r.Topic] = map[int32]*span{}
+		}
+		s := spans[r.Topic][r.Partition]
+		if s == nil {
+			spans[r.Topic][r.Partition] = &span{r.Start, r.End}
+			continue
+		}
+		if r.Start != s.hi {
+			return 0, fmt.Errorf("%w: window %s of %s has a hole in %s/%d at %d..%d", ErrOffsetsOverlap, w.end().Format(time.RFC3339), w.Table, r.Topic, r.Partition, s.hi, r.Start)
+		}
+		s.hi = r.End
+	}
+	ready, dup := 0, 0
+	for t, ps := range spans {
+		for p, s := range ps {
+			next, ok := running.Next(t, p)
+			if !ok {
+				next, ok = start.Next(t, p)
+			}
+			switch {
+			case !ok || s.lo == next:
+				ready++
+			case s.hi <= next:
+				dup++
+			case s.lo > next:
+				return windowWaiting, nil
+			default:
+				return 0, fmt.Errorf("%w: window %s of %s covers %s/%d[%d,%d) but the table holds up to %d", ErrOffsetsOverlap, w.end().Format(time.RFC3339), w.Table, t, p, s.lo, s.hi, next)
+			}
+		}
+	}
+	if ready == 0 {
+		return windowDuplicate, nil
+	}
+	if dup > 0 {
+		return 0, fmt.Errorf("%w: window %s of %s is partly in the table already", ErrOffsetsOverlap, w.end().Format(time.RFC3339), w.Table)
+	}
+	return windowReady, nil
+}
+
+// advance returns running moved past the window's ranges.
+func advance(running Offsets, w WindowFiles) Offsets {
+	out := running.Clone()
+	for _, r := range w.Ranges {
+		if cur, ok := out.Next(r.Topic, r.Partition); !ok || r.End > cur {
+			out.Set(r.Topic, r.Partition, r.End)
+		}
+	}
+	return out
+}
+
+// committer commits windows of one table, in window order, one snapshot
+// per window that has rows. It keeps no state of its own: the caller passes
+// the pending windows and the running offsets, and stores what it returns.
+type committer struct {
+	cat      catalog.Catalog
+	ident    string
+	pipeline string
+	start    Offsets
+	backoff  Backoff
+	// beforeCommit, when set, runs after the files are decoded and before
+	// the snapshot is committed; tests use it to inject crashes.
+	beforeCommit func(WindowFiles) error
+}
+
+// process commits every pending window that is ready, in window order, and
+// returns the windows still waiting and the new running offsets.
+func (c *committer) process(ctx context.Context, pending []WindowFiles, running Offsets) ([]WindowFiles, Offsets, []Commit, error) {
+	sort.SliceStable(pending, func(i, j int) bool { return pending[i].WindowEnd < pending[j].WindowEnd })
+	// The table may hold more than running says: another attempt of this
+	// job may have committed after the runner checkpoint that running
+	// comes from. The table wins.
+	tbl, err := c.load(ctx)
+	if err != nil {
+		return pending, running, nil, err
+	}
+	committed, err := CommittedOffsets(tbl, c.pipeline)
+	if err != nil {
+		return pending, running, nil, err
+	}
+	if running == nil {
+		running = Offsets{}
+	}
+	running = running.Clone()
+	running.Max(committed)
+
+	var done []Commit
+	for len(pending) > 0 {
+		w := pending[0]
+		st, err := classify(w, running, c.start)
+		if err != nil {
+			return pending, running, done, err
+		}
+		if st == windowWaiting {
+			slog.Info("window waits for an earlier one", "table", c.ident, "window_end", w.end())
+			break
+		}
+		pending = pending[1:]
+		res := Commit{Table: c.ident, WindowEnd: w.WindowEnd, Rows: w.Rows, Files: int64(len(w.Files))}
+		switch {
+		case st == windowDuplicate:
+			res.Outcome = "duplicate"
+		case len(w.Files) == 0:
+			running = advance(running, w)
+			res.Outcome = "empty"
+		default:
+			next := advance(running, w)
+			id, replayed, err := c.commit(ctx, w, next)
+			if err != nil {
+				return append([]WindowFiles{w}, pending...), running, done, err
+			}
+			running = next
+			res.SnapshotID = id
+			res.Outcome = "committed"
+			if replayed {
+				res.Outcome = "replayed"
+			}
+		}
+		res.Offsets = running.String()
+		done = append(done, res)
+	}
+	return pending, running, done, nil
+}
+
+func (c *committer) load(ctx context.Context) (*table.Table, error) {
+	var tbl *table.Table
+	err := retry(ctx, c.backoff, "load table "+c.ident, func() error {
+		var err error
+		tbl, err = loadTable(ctx, c.cat, c.ident)
+		return err
+	})
+	return tbl, err
+}
+
+// commit makes one snapshot of the window's files, whose summary carries the
+// offsets next. A conflict or a transient error means reload and retry; a
+// window whose token is in the table's history already is not committed
+// again (replayed is then true).
+func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id int64, replayed bool, err error) {
+	props := iceberg.Properties{
+		SummaryPipeline:  c.pipeline,
+		SummaryWindowEnd: w.end().Format(time.RFC3339Nano),
+		SummaryOffsets:   next.encode(),
+	}
+	started := time.Now()
+	err = retry(ctx, c.backoff, "commit "+c.ident, func() error {
+		tbl, err := loadTable(ctx, c.cat, c.ident)
+		if err != nil {
+			return err
+		}
+		if windowCommitted(tbl, c.pipeline, w.end()) {
+			replayed = true
+			id = tbl.CurrentSnapshot().SnapshotID
+			return nil
+		}
+		files := make([]iceberg.DataFile, 0, len(w.Files))
+		for _, enc := range w.Files {
+			df, err := codec.DecodeDataFile(enc, tbl.Spec(), tbl.Schema(), tbl.Metadata().Version())
+			if err != nil {
+				return permanent(fmt.Errorf("icebergio: decode data file for %s: %w", c.ident, err))
+			}
+			files = append(files, df)
+		}
+		if c.beforeCommit != nil {
+			if err := c.beforeCommit(w); err != nil {
+				return permanent(err)
+			}
+		}
+		tx := tbl.NewTransaction()
+		if err := tx.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck()); err != nil {
+			return err
+		}
+		nt, err := tx.Commit(ctx)
+		if err != nil {
+			if strings.Contains(err.Error(), "has changed") {
+				slog.Warn("commit conflict, reloading", "table", c.ident, "err", err)
+			}
+			return err
+		}
+		id = nt.CurrentSnapshot().SnapshotID
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	slog.Info("committed", "table", c.ident, "window_end", w.end(), "rows", w.Rows, "files", len(w.Files),
+		"bytes", w.Bytes, "duration", time.Since(started).Round(time.Millisecond), "snapshot", id,
+		"replayed", replayed, "offsets", next.String())
+	return id, replayed, nil
+}

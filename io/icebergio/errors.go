@@ -1,0 +1,25 @@
+package icebergio
+
+import "errors"
+
+// Errors returned by this package. Narrower errors wrap these with %w.
+var (
+	// ErrRowType is returned when a Go row type cannot be mapped to a table:
+	// an untagged struct, an unsupported field type, a bad tag.
+	ErrRowType = errors.New("icebergio: bad row type")
+
+	// ErrIncompatibleSchema is returned at start when an existing table's
+	// schema cannot take the pipeline's rows.
+	ErrIncompatibleSchema = errors.New("icebergio: table schema is incompatible")
+
+	// ErrCatalog is returned when the catalog cannot be opened or reached.
+	ErrCatalog = errors.New("icebergio: catalog")
+
+	// ErrOffsetsOverlap is returned by the committer when a window covers
+	// offsets that the table already holds only in part: a broken invariant,
+	// never a transient condition.
+	ErrOffsetsOverlap = errors.New("icebergio: window overlaps committed offsets")
+
+	// ErrBadSummary is returned when a snapshot's haade summary cannot be decoded.
+	ErrBadSummary = errors.New("icebergio: bad snapshot summary")
+)

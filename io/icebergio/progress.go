@@ -1,0 +1,166 @@
+package icebergio
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// Snapshot summary keys (DESIGN.md, "Snapshot summary keys").
+const (
+	// SummaryPipeline holds a stable pipeline id, never a job or attempt id.
+	SummaryPipeline = "haade.pipeline"
+	// SummaryWindowEnd holds the end of the committed window, RFC 3339, UTC.
+	SummaryWindowEnd = "haade.window-end"
+	// SummaryOffsets holds JSON {"topic": {"partition": nextOffset}}.
+	SummaryOffsets = "haade.kafka.offsets"
+)
+
+// Range is a half-open range [Start, End) of offsets of one source
+// partition. Batches carry the range they cover, gaps included, so that the
+// ranges of one partition tile its offsets with no hole.
+type Range struct {
+	Topic     string
+	Partition int32
+	Start     int64
+	End       int64
+}
+
+func (r Range) String() string {
+	return fmt.Sprintf("%s/%d[%d,%d)", r.Topic, r.Partition, r.Start, r.End)
+}
+
+// Offsets maps topic -> partition -> the next offset to read.
+type Offsets map[string]map[int32]int64
+
+// Next returns the next offset of a partition, and whether it is known.
+func (o Offsets) Next(topic string, partition int32) (int64, bool) {
+	v, ok := o[topic][partition]
+	return v, ok
+}
+
+// Set records the next offset of a partition.
+func (o Offsets) Set(topic string, partition int32, next int64) {
+	if o[topic] == nil {
+		o[topic] = map[int32]int64{}
+	}
+	o[topic][partition] = next
+}
+
+// Clone returns a deep copy.
+func (o Offsets) Clone() Offsets {
+	c := Offsets{}
+	for t, ps := range o {
+		for p, v := range ps {
+			c.Set(t, p, v)
+		}
+	}
+	return c
+}
+
+// Max raises every partition of o to at least its offset in other.
+func (o Offsets) Max(other Offsets) {
+	for t, ps := range other {
+		for p, v := range ps {
+			if cur, ok := o.Next(t, p); !ok || v > cur {
+				o.Set(t, p, v)
+			}
+		}
+	}
+}
+
+// Min returns, for each partition present in every one of sets, the
+// smallest next offset. A partition missing from any set is missing from
+// the result, so that a reader starts it at its earliest offset.
+func Min(sets ...Offsets) Offsets {
+	out := Offsets{}
+	if len(sets) == 0 {
+		return out
+	}
+	for t, ps := range sets[0] {
+	next:
+		for p, v := range ps {
+			for _, s := range sets[1:] {
+				w, ok := s.Next(t, p)
+				if !ok {
+					continue next
+				}
+				if w < v {
+					v = w
+				}
+			}
+			out.Set(t, p, v)
+		}
+	}
+	return out
+}
+
+func (o Offsets) encode() string {
+	b, _ := json.Marshal(o) // map[int32] keys marshal as strings
+	return string(b)
+}
+
+func decodeOffsets(s string) (Offsets, error) {
+	o := Offsets{}
+	if err := json.Unmarshal([]byte(s), &o); err != nil {
+		return nil, fmt.Errorf("%w: %s=%q: %v", ErrBadSummary, SummaryOffsets, s, err)
+	}
+	return o, nil
+}
+
+// String lists the offsets in a stable order, for logs.
+func (o Offsets) String() string {
+	var ts []string
+	for t := range o {
+		ts = append(ts, t)
+	}
+	sort.Strings(ts)
+	s := ""
+	for _, t := range ts {
+		var ps []int
+		for p := range o[t] {
+			ps = append(ps, int(p))
+		}
+		sort.Ints(ps)
+		for _, p := range ps {
+			s += fmt.Sprintf("%s/%d=%d ", t, p, o[t][int32(p)])
+		}
+	}
+	return s
+}
+
+// CommittedOffsets returns the offsets recorded by the newest snapshot of
+// pipeline that has them, walking back from the current snapshot through
+// its ancestors (a compaction snapshot carries no offsets). It returns an
+// empty set for a table that has none.
+func CommittedOffsets(tbl *table.Table, pipeline string) (Offsets, error) {
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		return Offsets{}, nil
+	}
+	for _, s := range table.AncestorsOf(cur.SnapshotID, tbl.Metadata().SnapshotByID) {
+		if s.Summary == nil || s.Summary.Properties[SummaryPipeline] != pipeline {
+			continue
+		}
+		if v, ok := s.Summary.Properties[SummaryOffsets]; ok {
+			return decodeOffsets(v)
+		}
+	}
+	return Offsets{}, nil
+}
+
+// windowCommitted reports whether the table's history holds the commit
+// token (pipeline, windowEnd).
+func windowCommitted(tbl *table.Table, pipeline string, windowEnd time.Time) bool {
+	end := windowEnd.UTC().Format(time.RFC3339Nano)
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[SummaryPipeline] == pipeline &&
+			s.Summary.Properties[SummaryWindowEnd] == end {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,254 @@
+package icebergio
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+)
+
+// A row type is a Go struct whose exported fields carry `iceberg` tags:
+//
+//	type Row struct {
+//		Source    *string `iceberg:"source"`                      // optional string
+//		Timestamp int64   `iceberg:"timestamp,required,timestamptz"` // microseconds, UTC
+//	}
+//
+// The tag is the column name, then options: "required" makes the column
+// required; "timestamptz" or "timestamp" store an int64 of microseconds
+// since the epoch as an Iceberg timestamp; "date" stores an int32 of days.
+// A pointer field is optional and nil is null; a non-pointer field without
+// "required" is optional but never null. Fields without a tag are ignored.
+//
+// Supported Go types: string, []byte, bool, int32, int64, float64, and
+// pointers to each (except []byte, where nil is null).
+
+// column is one tagged field of a row type.
+type column struct {
+	name     string
+	required bool
+	typ      iceberg.Type
+	offset   uintptr
+	kind     reflect.Kind // of the element type
+	pointer  bool
+}
+
+// rowType describes a row struct: its columns and how to read them fast.
+type rowType struct {
+	goType  reflect.Type
+	columns []column
+}
+
+// rowTypeOf parses the iceberg tags of a struct type.
+func rowTypeOf(t reflect.Type) (*rowType, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%w: %v is not a struct", ErrRowType, t)
+	}
+	rt := &rowType{goType: t}
+	seen := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, ok := f.Tag.Lookup("iceberg")
+		if !ok || tag == "-" {
+			continue
+		}
+		parts := strings.Split(tag, ",")
+		c := column{name: parts[0], offset: f.Offset}
+		if c.name == "" || seen[c.name] {
+			return nil, fmt.Errorf("%w: %v.%s: empty or repeated column name %q", ErrRowType, t, f.Name, c.name)
+		}
+		seen[c.name] = true
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			c.pointer = true
+			ft = ft.Elem()
+		}
+		c.kind = ft.Kind()
+		var timeType iceberg.Type
+		for _, o := range parts[1:] {
+			switch o {
+			case "required":
+				c.required = true
+			case "timestamptz":
+				timeType = iceberg.PrimitiveTypes.TimestampTz
+			case "timestamp":
+				timeType = iceberg.PrimitiveTypes.Timestamp
+			case "date":
+				timeType = iceberg.PrimitiveTypes.Date
+			default:
+				return nil, fmt.Errorf("%w: %v.%s: unknown tag option %q", ErrRowType, t, f.Name, o)
+			}
+		}
+		switch {
+		case ft.Kind() == reflect.String:
+			c.typ = iceberg.PrimitiveTypes.String
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8 && !c.pointer:
+			c.typ = iceberg.PrimitiveTypes.Binary
+			c.kind = reflect.Slice
+		case ft.Kind() == reflect.Bool:
+			c.typ = iceberg.PrimitiveTypes.Bool
+		case ft.Kind() == reflect.Int32 && timeType == iceberg.PrimitiveTypes.Date:
+			c.typ = timeType
+		case ft.Kind() == reflect.Int32:
+			c.typ = iceberg.PrimitiveTypes.Int32
+		case ft.Kind() == reflect.Int64 && timeType != nil && timeType != iceberg.PrimitiveTypes.Date:
+			c.typ = timeType
+		case ft.Kind() == reflect.Int64:
+			c.typ = iceberg.PrimitiveTypes.Int64
+		case ft.Kind() == reflect.Float64:
+			c.typ = iceberg.PrimitiveTypes.Float64
+		default:
+			return nil, fmt.Errorf("%w: %v.%s: unsupported type %v", ErrRowType, t, f.Name, f.Type)
+		}
+		if timeType != nil && c.typ != timeType {
+			return nil, fmt.Errorf("%w: %v.%s: %v cannot hold a %v", ErrRowType, t, f.Name, f.Type, timeType)
+		}
+		if c.required && (c.pointer || c.kind == reflect.Slice) {
+			return nil, fmt.Errorf("%w: %v.%s: a required column cannot be a pointer or a slice", ErrRowType, t, f.Name)
+		}
+		rt.columns = append(rt.columns, c)
+	}
+	if len(rt.columns) == 0 {
+		return nil, fmt.Errorf("%w: %v has no iceberg-tagged fields", ErrRowType, t)
+	}
+	return rt, nil
+}
+
+// SchemaOf returns the Iceberg schema of a row type (see the package doc on
+// tags). Field ids are 1..n in field order; catalogs may renumber them when
+// the table is created.
+func SchemaOf(row any) (*iceberg.Schema, error) {
+	t := reflect.TypeOf(row)
+	if t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	rt, err := rowTypeOf(t)
+	if err != nil {
+		return nil, err
+	}
+	return rt.schema(), nil
+}
+
+func (rt *rowType) schema() *iceberg.Schema {
+	fields := make([]iceberg.NestedField, len(rt.columns))
+	for i, c := range rt.columns {
+		fields[i] = iceberg.NestedField{ID: i + 1, Name: c.name, Type: c.typ, Required: c.required}
+	}
+	return iceberg.NewSchema(0, fields...)
+}
+
+// checkCompatible reports whether rows of this type can be written into a
+// table with schema sc: every column must exist with the same type, a
+// required table column must be required here, and any table column that
+// this type lacks must be optional (it is written as null).
+func (rt *rowType) checkCompatible(sc *iceberg.Schema) error {
+	byName := map[string]column{}
+	for _, c := range rt.columns {
+		byName[c.name] = c
+		f, ok := sc.FindFieldByName(c.name)
+		if !ok {
+			return fmt.Errorf("%w: column %q is missing from the table", ErrIncompatibleSchema, c.name)
+		}
+		if !f.Type.Equals(c.typ) {
+			return fmt.Errorf("%w: column %q is %v in the table, %v in %v", ErrIncompatibleSchema, c.name, f.Type, c.typ, rt.goType)
+		}
+		if f.Required && !c.required {
+			return fmt.Errorf("%w: column %q is required in the table but optional in %v", ErrIncompatibleSchema, c.name, rt.goType)
+		}
+	}
+	for _, f := range sc.Fields() {
+		if _, ok := byName[f.Name]; !ok && f.Required {
+			return fmt.Errorf("%w: the table requires column %q, which %v does not have", ErrIncompatibleSchema, f.Name, rt.goType)
+		}
+	}
+	return nil
+}
+
+// appender appends rows of one type to a RecordBuilder of one Arrow schema.
+type appender struct {
+	rt    *rowType
+	size  uintptr
+	cols  []int // arrow field index -> column index, or -1 for "always null"
+	build *array.RecordBuilder
+}
+
+func newAppender(rt *rowType, b *array.RecordBuilder) *appender {
+	sc := b.Schema()
+	a := &appender{rt: rt, size: rt.goType.Size(), build: b, cols: make([]int, sc.NumFields())}
+	for i, f := range sc.Fields() {
+		a.cols[i] = -1
+		for j, c := range rt.columns {
+			if c.name == f.Name {
+				a.cols[i] = j
+			}
+		}
+	}
+	return a
+}
+
+// appendSlice appends rows[lo:hi] of a slice of the row type. It reads the
+// struct fields through their offsets: the type was checked once, when the
+// row type was parsed, so the per-cell cost is a load and an append.
+func (a *appender) appendSlice(rows reflect.Value, lo, hi int) {
+	if hi <= lo {
+		return
+	}
+	base := rows.Index(lo).Addr().UnsafePointer()
+	n := hi - lo
+	for i, ci := range a.cols {
+		fb := a.build.Field(i)
+		if ci < 0 {
+			fb.AppendNulls(n)
+			continue
+		}
+		c := a.rt.columns[ci]
+		fb.Reserve(n)
+		for r := 0; r < n; r++ {
+			p := unsafe.Add(base, uintptr(r)*a.size+c.offset)
+			appendCell(fb, c, p)
+		}
+	}
+}
+
+func appendCell(fb array.Builder, c column, p unsafe.Pointer) {
+	if c.pointer {
+		p = *(*unsafe.Pointer)(p)
+		if p == nil {
+			fb.AppendNull()
+			return
+		}
+	}
+	switch c.kind {
+	case reflect.String:
+		fb.(*array.StringBuilder).Append(*(*string)(p))
+	case reflect.Slice:
+		v := *(*[]byte)(p)
+		if v == nil {
+			fb.AppendNull()
+			return
+		}
+		fb.(*array.BinaryBuilder).Append(v)
+	case reflect.Bool:
+		fb.(*array.BooleanBuilder).Append(*(*bool)(p))
+	case reflect.Int32:
+		switch b := fb.(type) {
+		case *array.Date32Builder:
+			b.Append(arrow.Date32(*(*int32)(p)))
+		default:
+			fb.(*array.Int32Builder).Append(*(*int32)(p))
+		}
+	case reflect.Int64:
+		switch b := fb.(type) {
+		case *array.TimestampBuilder:
+			b.Append(arrow.Timestamp(*(*int64)(p)))
+		default:
+			fb.(*array.Int64Builder).Append(*(*int64)(p))
+		}
+	case reflect.Float64:
+		fb.(*array.Float64Builder).Append(*(*float64)(p))
+	}
+}

@@ -1,0 +1,164 @@
+package icebergio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Table describes a table that a pipeline writes.
+type Table struct {
+	// Ident is "namespace.table". Namespace levels never contain dots.
+	Ident string
+	// Row is a zero value of the row struct (see SchemaOf).
+	Row any
+	// Partition lists partition fields, e.g. {{"ingested_at", "day"}}.
+	// Default: unpartitioned.
+	Partition []PartitionField
+	// Properties are set when the table is created, over DefaultProperties.
+	Properties map[string]string
+}
+
+// PartitionField partitions a table by Transform ("identity", "day",
+// "hour", "month", "year", "bucket[N]", "truncate[W]") of Column.
+type PartitionField struct {
+	Column    string
+	Transform string
+}
+
+// DefaultProperties are the table properties of DESIGN.md: format v2, zstd
+// Parquet, manifest merging, old metadata files cleaned up.
+var DefaultProperties = map[string]string{
+	"format-version":                             "2",
+	"write.parquet.compression-codec":            "zstd",
+	"commit.manifest-merge.enabled":              "true",
+	"write.metadata.delete-after-commit.enabled": "true",
+	"write.metadata.previous-versions-max":       "50",
+}
+
+// Identifier splits "ns.table" into an iceberg identifier.
+func Identifier(ident string) (table.Identifier, error) {
+	parts := strings.Split(ident, ".")
+	if len(parts) < 2 {
+		return nil, fmt.Errorf("table %q: want namespace.table", ident)
+	}
+	for _, p := range parts {
+		if p == "" {
+			return nil, fmt.Errorf("table %q: empty name part", ident)
+		}
+	}
+	return parts, nil
+}
+
+// rowType returns the parsed row type of the table.
+func (t Table) rowType() (*rowType, error) {
+	rt := reflect.TypeOf(t.Row)
+	if rt != nil && rt.Kind() == reflect.Pointer {
+		rt = rt.Elem()
+	}
+	if rt == nil {
+		return nil, fmt.Errorf("%w: table %s has no Row", ErrRowType, t.Ident)
+	}
+	return rowTypeOf(rt)
+}
+
+// EnsureTable creates the namespace and the table if they are missing, and
+// checks that an existing table can take the rows. A concurrent creator is
+// not an error.
+func EnsureTable(ctx context.Context, cat catalog.Catalog, t Table) (*table.Table, error) {
+	ident, err := Identifier(t.Ident)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := t.rowType()
+	if err != nil {
+		return nil, err
+	}
+	ns := catalog.NamespaceFromIdent(ident)
+	if ok, err := cat.CheckNamespaceExists(ctx, ns); err != nil {
+		return nil, fmt.Errorf("%w: check namespace %v: %v", ErrCatalog, ns, err)
+	} else if !ok {
+		if err := cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+			return nil, fmt.Errorf("%w: create namespace %v: %v", ErrCatalog, ns, err)
+		}
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		sc := rt.schema()
+		spec, err := t.spec(sc)
+		if err != nil {
+			return nil, err
+		}
+		props := iceberg.Properties{}
+		for k, v := range DefaultProperties {
+			props[k] = v
+		}
+		for k, v := range t.Properties {
+			props[k] = v
+		}
+		tbl, err = cat.CreateTable(ctx, ident, sc, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
+		if errors.Is(err, catalog.ErrTableAlreadyExists) {
+			tbl, err = cat.LoadTable(ctx, ident)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: create table %s: %v", ErrCatalog, t.Ident, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("%w: load table %s: %v", ErrCatalog, t.Ident, err)
+	}
+	if err := rt.checkCompatible(tbl.Schema()); err != nil {
+		return nil, fmt.Errorf("table %s: %w", t.Ident, err)
+	}
+	return tbl, nil
+}
+
+func (t Table) spec(sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
+	var opts []iceberg.PartitionOption
+	for _, p := range t.Partition {
+		tr, err := iceberg.ParseTransform(p.Transform)
+		if err != nil {
+			return iceberg.PartitionSpec{}, fmt.Errorf("table %s: partition transform %q: %w", t.Ident, p.Transform, err)
+		}
+		f, ok := sc.FindFieldByName(p.Column)
+		if !ok {
+			return iceberg.PartitionSpec{}, fmt.Errorf("table %s: partition column %q is not in the schema", t.Ident, p.Column)
+		}
+		name := p.Column + "_" + strings.SplitN(p.Transform, "[", 2)[0]
+		if p.Transform == "identity" {
+			name = p.Column
+		}
+		opts = append(opts, iceberg.AddPartitionFieldBySourceID(f.ID, name, tr, sc, nil))
+	}
+	return iceberg.NewPartitionSpecOpts(opts...)
+}
+
+// TableStat summarises a table from its current snapshot's summary.
+type TableStat struct {
+	Rows, DataFiles int64
+	Snapshots       int
+	Location        string
+	Offsets         Offsets
+}
+
+// Stat reads a table's row count, data file count, snapshot count,
+// location, and the offsets that pipeline committed.
+func Stat(ctx context.Context, cat catalog.Catalog, ident, pipeline string) (TableStat, error) {
+	tbl, err := loadTable(ctx, cat, ident)
+	if err != nil {
+		return TableStat{}, err
+	}
+	st := TableStat{Snapshots: len(tbl.Metadata().Snapshots()), Location: tbl.Location()}
+	if s := tbl.CurrentSnapshot(); s != nil && s.Summary != nil {
+		st.Rows, _ = strconv.ParseInt(s.Summary.Properties["total-records"], 10, 64)
+		st.DataFiles, _ = strconv.ParseInt(s.Summary.Properties["total-data-files"], 10, 64)
+	}
+	st.Offsets, err = CommittedOffsets(tbl, pipeline)
+	return st, err
+}

@@ -1,0 +1,202 @@
+package icebergio
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+)
+
+func init() {
+	register.Function1x2[FileSet, string, FileSet](keyByTable)
+	register.DoFn4x0[beam.Window, string, func(*FileSet) bool, func(string, WindowFiles)](&mergeFn{})
+	register.Emitter2[string, WindowFiles]()
+	register.Iter1[FileSet]()
+	register.DoFn5x1[context.Context, state.Provider, string, WindowFiles, func(Commit), error](&commitFn{})
+	register.Emitter1[Commit]()
+	beam.RegisterType(reflect.TypeOf((*WindowFiles)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*Commit)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*Range)(nil)).Elem())
+}
+
+// Sink is a table prepared for writing: created if it was missing, its
+// schema checked against the row type, its committed offsets read.
+type Sink struct {
+	Catalog  CatalogConfig
+	Table    Table
+	Pipeline string
+	// Interval is the window length: one snapshot per interval. Default 10s.
+	Interval time.Duration
+	// TargetFileSize overrides the table's target data file size when > 0.
+	TargetFileSize int64
+	// Committed holds the offsets the table held when Open ran.
+	Committed Offsets
+}
+
+// Open prepares table t of catalog cat for pipeline, the stable pipeline id
+// written into every snapshot summary. It fails when the catalog cannot be
+// reached or the table's schema cannot take the rows.
+func Open(ctx context.Context, cat CatalogConfig, t Table, pipeline string) (*Sink, error) {
+	if pipeline == "" {
+		return nil, fmt.Errorf("icebergio.Open %s: empty pipeline id", t.Ident)
+	}
+	c, err := cat.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer closeCatalog(c)
+	tbl, err := EnsureTable(ctx, c, t)
+	if err != nil {
+		return nil, err
+	}
+	committed, err := CommittedOffsets(tbl, pipeline)
+	if err != nil {
+		return nil, err
+	}
+	return &Sink{Catalog: cat, Table: t, Pipeline: pipeline, Interval: 10 * time.Second, Committed: committed}, nil
+}
+
+// Write writes batches, a PCollection<B> where B implements Batch, into the
+// sink's table, exactly once, and returns PCollection<Commit>, one element
+// per window. start gives the offset where the read began for each
+// partition (the committer needs it to keep windows in order).
+//
+// Rows are never shuffled: writers turn each bundle's rows into Parquet
+// data files inside the fused stage, and only file metadata reaches the
+// single committer of the table, which commits windows in order.
+func Write(s beam.Scope, sink *Sink, start Offsets, batches beam.PCollection) beam.PCollection {
+	s = s.Scope("icebergio.Write")
+	if !batches.Type().Type().Implements(batchType) {
+		panic(fmt.Sprintf("icebergio.Write %s: %v does not implement icebergio.Batch", sink.Table.Ident, batches.Type().Type()))
+	}
+	interval := sink.Interval
+	if interval <= 0 {
+		interval = 10 * time.Second
+	}
+	windowed := beam.WindowInto(s, window.NewFixedWindows(interval), batches)
+	files := beam.ParDo(s, &writeFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, TargetFileSize: sink.TargetFileSize}, windowed)
+	files = beam.WindowInto(s, window.NewFixedWindows(interval), files)
+	grouped := beam.GroupByKey(s, beam.ParDo(s, keyByTable, files))
+	perWindow := beam.ParDo(s, &mergeFn{}, grouped)
+	global := beam.WindowInto(s, window.NewGlobalWindows(), perWindow)
+	return beam.ParDo(s, &commitFn{
+		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start.encode(),
+		Pending: state.MakeBagState[WindowFiles]("pending"),
+		Running: state.MakeValueState[string]("running"),
+	}, global)
+}
+
+func keyByTable(f FileSet) (string, FileSet) { return f.Table, f }
+
+// mergeFn gathers every writer's files of one window into one WindowFiles.
+type mergeFn struct{}
+
+func (mergeFn) ProcessElement(w beam.Window, table string, sets func(*FileSet) bool, emit func(string, WindowFiles)) {
+	out := WindowFiles{Table: table, WindowEnd: int64(w.MaxTimestamp()) + 1}
+	var fs FileSet
+	for sets(&fs) {
+		out.Files = append(out.Files, fs.Files...)
+		for _, r := range fs.Ranges {
+			out.Ranges = appendRange(out.Ranges, r)
+		}
+		out.Rows += fs.Rows
+		out.Bytes += fs.Bytes
+	}
+	emit(table, out)
+}
+
+// commitFn is the single committer of a table. Windows can reach it in any
+// order; it keeps those that wait for an earlier window in state, with the
+// offsets that windows without rows advanced, so that both are part of the
+// runner's checkpoints.
+type commitFn struct {
+	Catalog  CatalogConfig
+	Ident    string
+	Pipeline string
+	Start    string // JSON Offsets
+
+	Pending state.Bag[WindowFiles]
+	Running state.Value[string]
+
+	c *committer
+}
+
+func (f *commitFn) Setup(ctx context.Context) error {
+	start, err := decodeOffsets(f.Start)
+	if err != nil {
+		return err
+	}
+	return retry(ctx, defaultBackoff, "open catalog for "+f.Ident, func() error {
+		cat, err := f.Catalog.Open(ctx)
+		if err != nil {
+			return err
+		}
+		f.c = &committer{cat: cat, ident: f.Ident, pipeline: f.Pipeline, start: start, beforeCommit: hookFor(f.Ident)}
+		return nil
+	})
+}
+
+func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, _ string, w WindowFiles, emit func(Commit)) error {
+	pending, _, err := f.Pending.Read(sp)
+	if err != nil {
+		return err
+	}
+	pending = append(pending, w)
+	var running Offsets
+	if s, ok, err := f.Running.Read(sp); err != nil {
+		return err
+	} else if ok {
+		if running, err = decodeOffsets(s); err != nil {
+			return err
+		}
+	}
+	rest, running, done, err := f.c.process(ctx, pending, running)
+	for _, c := range done {
+		emit(c)
+	}
+	if err != nil {
+		return err
+	}
+	if err := f.Pending.Clear(sp); err != nil {
+		return err
+	}
+	for _, w := range rest {
+		if err := f.Pending.Add(sp, w); err != nil {
+			return err
+		}
+	}
+	return f.Running.Write(sp, running.encode())
+}
+
+func (f *commitFn) Teardown() {
+	if f.c != nil {
+		closeCatalog(f.c.cat)
+	}
+}
+
+var hooks sync.Map // table ident -> func(WindowFiles) error
+
+// InjectBeforeCommit makes the committer of table ident call fn after the
+// window's files are written and before its snapshot is committed; an error
+// from fn fails the commit without retry. It is for tests that inject
+// crashes; the returned func removes the hook. It works with runners that
+// run the worker in this process (Prism).
+func InjectBeforeCommit(ident string, fn func(WindowFiles) error) (remove func()) {
+	hooks.Store(ident, fn)
+	return func() { hooks.Delete(ident) }
+}
+
+func hookFor(ident string) func(WindowFiles) error {
+	return func(w WindowFiles) error {
+		if v, ok := hooks.Load(ident); ok {
+			return v.(func(WindowFiles) error)(w)
+		}
+		return nil
+	}
+}

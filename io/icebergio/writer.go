@@ -1,0 +1,221 @@
+package icebergio
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"reflect"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/codec"
+	"github.com/apache/iceberg-go/table"
+)
+
+func init() {
+	// FinishBundle emits, which the register wrappers cannot express: reflection.
+	beam.RegisterType(reflect.TypeOf((*writeFn)(nil)).Elem())
+	register.Emitter2[beam.EventTime, FileSet]()
+	beam.RegisterType(reflect.TypeOf((*FileSet)(nil)).Elem())
+}
+
+// FileSet is what a writer hands the committer for one window of one
+// bundle: encoded data files (about 400 bytes each), never rows.
+type FileSet struct {
+	Table     string
+	WindowEnd int64 // milliseconds since the epoch
+	Files     [][]byte
+	Ranges    []Range
+	Rows      int64
+	Bytes     int64
+}
+
+// writeFn writes the rows of each window of a bundle into Parquet data files
+// and closes them in FinishBundle: rows buffered in a DoFn are in no runner
+// checkpoint, so a bundle's output is closed files plus their metadata.
+type writeFn struct {
+	Catalog  CatalogConfig
+	Ident    string
+	Pipeline string
+	// TargetFileSize overrides the table's target file size when > 0.
+	TargetFileSize int64
+
+	cat       catalog.Catalog
+	tbl       *table.Table
+	schema    *arrow.Schema
+	committed Offsets
+	bufs      map[mtime.Time]*windowBuf
+}
+
+// windowBuf holds one window's rows of the current bundle, as Arrow columns.
+type windowBuf struct {
+	end     mtime.Time
+	builder *array.RecordBuilder
+	app     *appender
+	rowType reflect.Type
+	rows    int64
+	ranges  []Range
+}
+
+func (f *writeFn) Setup(ctx context.Context) error {
+	return retry(ctx, defaultBackoff, "open table "+f.Ident, func() error {
+		cat, err := f.Catalog.Open(ctx)
+		if err != nil {
+			return err
+		}
+		tbl, err := loadTable(ctx, cat, f.Ident)
+		if err != nil {
+			closeCatalog(cat)
+			return err
+		}
+		sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+		if err != nil {
+			closeCatalog(cat)
+			return permanent(err)
+		}
+		// The table is the checkpoint: rows at or below the offsets it
+		// already holds are dropped, whatever the runner replays.
+		committed, err := CommittedOffsets(tbl, f.Pipeline)
+		if err != nil {
+			closeCatalog(cat)
+			return permanent(err)
+		}
+		f.cat, f.tbl, f.schema, f.committed = cat, tbl, sc, committed
+		return nil
+	})
+}
+
+func (f *writeFn) StartBundle(_ context.Context, _ func(beam.EventTime, FileSet)) {
+	f.bufs = map[mtime.Time]*windowBuf{}
+}
+
+func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.EventTime, elem beam.X, _ func(beam.EventTime, FileSet)) error {
+	b, ok := elem.(Batch)
+	if !ok {
+		return fmt.Errorf("icebergio.Write %s: element %T does not implement icebergio.Batch", f.Ident, elem)
+	}
+	r := b.Range()
+	rows := reflect.ValueOf(b.RowSlice())
+	n := rows.Len()
+	lo := 0
+	if next, ok := f.committed.Next(r.Topic, r.Partition); ok {
+		if r.End <= next {
+			return nil // wholly in the table already
+		}
+		if r.Start < next {
+			lo = firstRowAtOrAfter(b, n, next)
+			r.Start = next
+		}
+	}
+	buf := f.bufs[w.MaxTimestamp()]
+	if buf == nil {
+		buf = &windowBuf{end: w.MaxTimestamp()}
+		f.bufs[buf.end] = buf
+	}
+	if n > lo {
+		if buf.builder == nil {
+			buf.builder = array.NewRecordBuilder(memory.DefaultAllocator, f.schema)
+			rt, err := cachedRowType(rows.Type().Elem())
+			if err != nil {
+				return err
+			}
+			buf.app = newAppender(rt, buf.builder)
+			buf.rowType = rows.Type().Elem()
+		} else if buf.rowType != rows.Type().Elem() {
+			return fmt.Errorf("icebergio.Write %s: rows of %v and %v in one PCollection", f.Ident, buf.rowType, rows.Type().Elem())
+		}
+		buf.app.appendSlice(rows, lo, n)
+		buf.rows += int64(n - lo)
+	}
+	buf.ranges = appendRange(buf.ranges, r)
+	return nil
+}
+
+func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, FileSet)) error {
+	for _, buf := range f.bufs {
+		fs := FileSet{Table: f.Ident, WindowEnd: int64(buf.end) + 1, Ranges: buf.ranges, Rows: buf.rows}
+		if buf.rows > 0 {
+			rec := buf.builder.NewRecordBatch()
+			buf.builder.Release()
+			files, err := f.writeFiles(ctx, rec)
+			rec.Release()
+			if err != nil {
+				return err
+			}
+			for _, df := range files {
+				enc, err := codec.EncodeDataFile(df, f.tbl.Spec(), f.tbl.Schema(), f.tbl.Metadata().Version())
+				if err != nil {
+					return fmt.Errorf("icebergio.Write %s: encode data file: %w", f.Ident, err)
+				}
+				fs.Files = append(fs.Files, enc)
+				fs.Bytes += df.FileSizeBytes()
+			}
+		}
+		emit(beam.EventTime(buf.end), fs)
+	}
+	f.bufs = nil
+	return nil
+}
+
+// writeFiles writes rec as Parquet data files, retrying while storage is
+// away. Files of a failed try are orphans: never committed, removed by
+// table maintenance.
+func (f *writeFn) writeFiles(ctx context.Context, rec arrow.RecordBatch) ([]iceberg.DataFile, error) {
+	var opts []table.WriteRecordOption
+	if f.TargetFileSize > 0 {
+		opts = append(opts, table.WithTargetFileSize(f.TargetFileSize))
+	}
+	var out []iceberg.DataFile
+	err := retry(ctx, defaultBackoff, "write data files of "+f.Ident, func() error {
+		out = out[:0]
+		rec.Retain() // WriteRecords releases what it consumes
+		seq := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }
+		for df, err := range table.WriteRecords(ctx, f.tbl, f.schema, iter.Seq2[arrow.RecordBatch, error](seq), opts...) {
+			if err != nil {
+				return err
+			}
+			out = append(out, df)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (f *writeFn) Teardown() {
+	if f.cat != nil {
+		closeCatalog(f.cat)
+	}
+}
+
+func loadTable(ctx context.Context, cat catalog.Catalog, ident string) (*table.Table, error) {
+	id, err := Identifier(ident)
+	if err != nil {
+		return nil, permanent(err)
+	}
+	tbl, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: load table %s: %v", ErrCatalog, ident, err)
+	}
+	return tbl, nil
+}
+
+var rowTypes sync.Map // reflect.Type -> *rowType
+
+func cachedRowType(t reflect.Type) (*rowType, error) {
+	if v, ok := rowTypes.Load(t); ok {
+		return v.(*rowType), nil
+	}
+	rt, err := rowTypeOf(t)
+	if err != nil {
+		return nil, err
+	}
+	rowTypes.Store(t, rt)
+	return rt, nil
+}

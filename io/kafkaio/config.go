@@ -1,0 +1,178 @@
+package kafkaio
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// Config configures Read. It is serialised into the pipeline, so every
+// field is plain data.
+type Config struct {
+	// Brokers are the bootstrap servers. Required.
+	Brokers []string
+	// Topic to read. Required.
+	Topic string
+
+	// TLS turns on TLS. TLSCAFile, TLSCertFile and TLSKeyFile are PEM files;
+	// all optional (the system roots are used without a CA file).
+	TLS                   bool
+	TLSCAFile             string
+	TLSCertFile           string
+	TLSKeyFile            string
+	TLSInsecureSkipVerify bool
+
+	// SASLMechanism is "", "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512".
+	SASLMechanism string
+	SASLUser      string
+	// SASLPassword is the password; when empty, the worker reads the
+	// environment variable HAADE_SASL_PASSWORD, so it need not travel
+	// inside the pipeline.
+	SASLPassword string
+
+	// ReadUncommitted reads records of open and aborted transactions too.
+	// Default false: read_committed, as a lakehouse should.
+	ReadUncommitted bool
+
+	// BatchSize is the most records in one Batch. Default 4096.
+	BatchSize int
+	// CallDuration bounds one ProcessElement call; the read self-checkpoints
+	// after it. Default 1s, which is also the most allowed.
+	CallDuration time.Duration
+	// IdleWait is how long a caught-up partition waits before it polls
+	// again. Default 100ms.
+	IdleWait time.Duration
+	// FetchMaxPartitionBytes bounds one fetch of one partition. Default 8 MiB.
+	FetchMaxPartitionBytes int32
+}
+
+func (c Config) withDefaults() Config {
+	if c.BatchSize <= 0 {
+		c.BatchSize = 4096
+	}
+	if c.CallDuration <= 0 || c.CallDuration > time.Second {
+		c.CallDuration = time.Second
+	}
+	if c.IdleWait <= 0 {
+		c.IdleWait = 100 * time.Millisecond
+	}
+	if c.FetchMaxPartitionBytes <= 0 {
+		c.FetchMaxPartitionBytes = 8 << 20
+	}
+	return c
+}
+
+// Validate checks the configuration once, after all fields are set.
+func (c Config) Validate() error {
+	if len(c.Brokers) == 0 {
+		return fmt.Errorf("%w: no brokers", ErrConfig)
+	}
+	for _, b := range c.Brokers {
+		if b == "" || strings.ContainsAny(b, " /") || !strings.Contains(b, ":") {
+			return fmt.Errorf("%w: broker %q is not host:port", ErrConfig, b)
+		}
+	}
+	if c.Topic == "" {
+		return fmt.Errorf("%w: no topic", ErrConfig)
+	}
+	switch strings.ToUpper(c.SASLMechanism) {
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		return fmt.Errorf("%w: SASL mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", ErrConfig, c.SASLMechanism)
+	}
+	if c.SASLMechanism != "" && c.SASLUser == "" {
+		return fmt.Errorf("%w: SASL %s needs a user", ErrConfig, c.SASLMechanism)
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		return fmt.Errorf("%w: a TLS client certificate needs both a cert and a key file", ErrConfig)
+	}
+	if _, err := c.tlsConfig(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ClientOptions returns the franz-go options for brokers, TLS and SASL.
+func (c Config) ClientOptions() ([]kgo.Opt, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.ClientID("haade")}
+	tc, err := c.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if tc != nil {
+		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	pass := c.SASLPassword
+	if pass == "" {
+		pass = os.Getenv("HAADE_SASL_PASSWORD")
+	}
+	switch strings.ToUpper(c.SASLMechanism) {
+	case "PLAIN":
+		opts = append(opts, kgo.SASL(plain.Auth{User: c.SASLUser, Pass: pass}.AsMechanism()))
+	case "SCRAM-SHA-256":
+		opts = append(opts, kgo.SASL(scram.Auth{User: c.SASLUser, Pass: pass}.AsSha256Mechanism()))
+	case "SCRAM-SHA-512":
+		opts = append(opts, kgo.SASL(scram.Auth{User: c.SASLUser, Pass: pass}.AsSha512Mechanism()))
+	}
+	return opts, nil
+}
+
+func (c Config) tlsConfig() (*tls.Config, error) {
+	if !c.TLS && c.TLSCAFile == "" && c.TLSCertFile == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.TLSInsecureSkipVerify}
+	if c.TLSCAFile != "" {
+		pem, err := os.ReadFile(c.TLSCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: TLS CA file: %v", ErrConfig, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: TLS CA file %s holds no PEM certificate", ErrConfig, c.TLSCAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if c.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: TLS client certificate: %v", ErrConfig, err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// consumerOptions are the options of a client that reads one partition from
+// offset at. Offsets are never reset silently: an out-of-range offset is an
+// error. Control records are kept so that the read can step over
+// transaction markers and still claim every offset.
+func (c Config) consumerOptions(partition int32, at int64) ([]kgo.Opt, error) {
+	opts, err := c.ClientOptions()
+	if err != nil {
+		return nil, err
+	}
+	iso := kgo.ReadCommitted()
+	if c.ReadUncommitted {
+		iso = kgo.ReadUncommitted()
+	}
+	return append(opts,
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{c.Topic: {partition: kgo.NewOffset().At(at)}}),
+		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
+		kgo.FetchIsolationLevel(iso),
+		kgo.KeepControlRecords(),
+		kgo.FetchMaxPartitionBytes(c.FetchMaxPartitionBytes),
+		kgo.FetchMaxWait(200*time.Millisecond),
+	), nil
+}
+
+// unbounded is the end of a restriction with no end.
+const unbounded = math.MaxInt64

@@ -1,0 +1,227 @@
+package kafkaio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func init() {
+	register.DoFn5x2[context.Context, *watermarkEstimator, *sdf.LockRTracker, Partition,
+		func(beam.EventTime, Batch), sdf.ProcessContinuation, error](&readFn{})
+	register.Emitter2[beam.EventTime, Batch]()
+	register.DoFn2x0[[]byte, func(Partition)](&partitionsFn{})
+	register.Emitter1[Partition]()
+}
+
+// Read reads the partitions of cfg.Topic, each from its restriction (see
+// Plan), and returns PCollection<Batch>. Element timestamps are ingestion
+// time. The read is unbounded unless every partition has an end.
+//
+// Each partition is one element with one restriction. A call reads for at
+// most cfg.CallDuration, then self-checkpoints; the runner splits only at
+// the current position.
+func Read(s beam.Scope, cfg Config, parts []Partition) beam.PCollection {
+	s = s.Scope("kafkaio.Read")
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	now := time.Now().UnixNano()
+	id := fmt.Sprintf("%s@%d", cfg.Topic, now)
+	// Registered in the constructing process: a worker that finds the entry
+	// runs in this process (Prism, loopback) and shares the minimum.
+	registerPartitions(id, parts)
+	imp := beam.Impulse(s)
+	ps := beam.ParDo(s, &partitionsFn{Parts: parts}, imp)
+	return beam.ParDo(s, &readFn{Cfg: cfg.withDefaults(), ReadID: id, Constructed: now}, ps)
+}
+
+type partitionsFn struct {
+	Parts []Partition
+}
+
+func (f *partitionsFn) ProcessElement(_ []byte, emit func(Partition)) {
+	for _, p := range f.Parts {
+		emit(p)
+	}
+}
+
+type readFn struct {
+	Cfg         Config
+	ReadID      string
+	Constructed int64 // unix nanos, for Stop
+
+	shared bool // the watermark table of this read lives in this process
+}
+
+func (f *readFn) Setup() {
+	watermarks.Lock()
+	f.shared = watermarks.m[f.ReadID] != nil
+	watermarks.Unlock()
+}
+
+func (f *readFn) CreateInitialRestriction(p Partition) offsetrange.Restriction {
+	return offsetrange.Restriction{Start: p.Start, End: p.End}
+}
+
+func (f *readFn) SplitRestriction(_ Partition, r offsetrange.Restriction) []offsetrange.Restriction {
+	return []offsetrange.Restriction{r}
+}
+
+func (f *readFn) RestrictionSize(_ Partition, r offsetrange.Restriction) float64 {
+	if r.End == unbounded {
+		return 1
+	}
+	return float64(r.End - r.Start)
+}
+
+func (f *readFn) CreateTracker(r offsetrange.Restriction) *sdf.LockRTracker {
+	return sdf.NewLockRTracker(newPositionTracker(r))
+}
+
+func (f *readFn) TruncateRestriction(rt *sdf.LockRTracker, _ Partition) offsetrange.Restriction {
+	start := rt.GetRestriction().(offsetrange.Restriction).Start
+	return offsetrange.Restriction{Start: start, End: start}
+}
+
+func (f *readFn) InitialWatermarkEstimatorState(_ beam.EventTime, _ offsetrange.Restriction, _ Partition) int64 {
+	return int64(mtime.MinTimestamp)
+}
+
+func (f *readFn) CreateWatermarkEstimator(state int64) *watermarkEstimator {
+	return &watermarkEstimator{state: state}
+}
+
+func (f *readFn) WatermarkEstimatorState(e *watermarkEstimator) int64 { return e.state }
+
+func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt *sdf.LockRTracker, p Partition, emit func(beam.EventTime, Batch)) (sdf.ProcessContinuation, error) {
+	if f.shared {
+		we.read, we.partition = f.ReadID, p.ID
+	}
+	r := rt.GetRestriction().(offsetrange.Restriction)
+	if r.Start >= r.End {
+		we.advance(mtime.MaxTimestamp)
+		return sdf.StopProcessing(), nil
+	}
+	if stopped(f.Constructed) {
+		return f.finish(rt, we, r)
+	}
+	c, err := takeConsumer(f.ReadID, f.Cfg, p.ID, r.Start)
+	if err != nil {
+		return sdf.StopProcessing(), err
+	}
+	pos := r.Start // the first offset not yet covered by an emitted batch
+	deadline := time.Now().Add(f.Cfg.CallDuration)
+	var last mtime.Time
+	idle := false
+	for time.Now().Before(deadline) {
+		if stopped(f.Constructed) {
+			putConsumer(f.ReadID, p.ID, c)
+			return f.finish(rt, we, r)
+		}
+		pctx, cancel := context.WithDeadline(ctx, deadline)
+		fetches := c.cl.PollRecords(pctx, f.Cfg.BatchSize)
+		cancel()
+		if err := fetchError(fetches, f.Cfg.Topic, p.ID, c.next); err != nil {
+			closeConsumer(c)
+			return sdf.StopProcessing(), err
+		}
+		b := Batch{Topic: f.Cfg.Topic, Partition: p.ID, Start: pos}
+		covered := pos - 1 // the last offset covered
+		atEnd := false
+		fetches.EachRecord(func(rec *kgo.Record) {
+			if rec.Partition != p.ID || rec.Topic != f.Cfg.Topic {
+				return
+			}
+			c.next = rec.Offset + 1
+			if rec.Offset < pos || atEnd {
+				return
+			}
+			if rec.Offset >= r.End {
+				atEnd = true
+				return
+			}
+			covered = rec.Offset
+			if rec.Attrs.IsControl() {
+				return // a transaction marker: covered, not emitted
+			}
+			b.Records = append(b.Records, Record{
+				Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(),
+				Key: rec.Key, Value: rec.Value, Null: rec.Value == nil,
+			})
+		})
+		if covered >= pos {
+			if !rt.TryClaim(covered) {
+				// The runner split the restriction at pos: the rest is the
+				// residual's, so nothing of this batch may be emitted.
+				putConsumer(f.ReadID, p.ID, c)
+				return sdf.StopProcessing(), nil
+			}
+			b.End = covered + 1
+			pos = b.End
+			// Ingestion time, never behind the partition's own watermark.
+			ts := max(mtime.Now(), last, mtime.Time(we.state))
+			last = ts
+			emit(ts, b)
+		}
+		if r.End != unbounded && (atEnd || pos >= r.End) {
+			closeConsumer(c)
+			if pos < r.End && !rt.TryClaim(r.End-1) {
+				return sdf.StopProcessing(), nil
+			}
+			we.advance(mtime.MaxTimestamp)
+			return sdf.StopProcessing(), nil
+		}
+		if len(fetches.Records()) == 0 {
+			idle = true
+			break
+		}
+	}
+	putConsumer(f.ReadID, p.ID, c)
+	// Everything this partition emits from now on is stamped later than now.
+	we.advance(max(mtime.Now(), last))
+	if idle {
+		return sdf.ResumeProcessingIn(f.Cfg.IdleWait), nil
+	}
+	return sdf.ResumeProcessingIn(0), nil
+}
+
+// finish ends the partition at its current position after Stop: it claims
+// the rest of the restriction so that the SDK sees it fully processed.
+func (f *readFn) finish(rt *sdf.LockRTracker, we *watermarkEstimator, r offsetrange.Restriction) (sdf.ProcessContinuation, error) {
+	rt.TryClaim(r.End - 1)
+	we.advance(mtime.MaxTimestamp)
+	return sdf.StopProcessing(), nil
+}
+
+func (f *readFn) Teardown() {
+	closeRead(f.ReadID)
+}
+
+// fetchError returns the first error of fetches that is not the end of a
+// poll's deadline. franz-go retries retriable broker errors itself, so what
+// reaches here is not transient; an out-of-range offset is never reset.
+func fetchError(fs kgo.Fetches, topic string, partition int32, at int64) error {
+	for _, fe := range fs.Errors() {
+		switch {
+		case errors.Is(fe.Err, context.DeadlineExceeded), errors.Is(fe.Err, context.Canceled):
+			continue
+		case errors.Is(fe.Err, kerr.OffsetOutOfRange):
+			return fmt.Errorf("%w: %s/%d at offset %d: %v", ErrOffsetOutOfRange, topic, partition, at, fe.Err)
+		default:
+			slog.Error("kafka fetch failed", "topic", fe.Topic, "partition", fe.Partition, "err", fe.Err)
+			return fmt.Errorf("kafkaio: fetch %s/%d: %w", fe.Topic, fe.Partition, fe.Err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package kafkaio
+
+import (
+	"sync"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+)
+
+// Element timestamps are ingestion time, so a partition's watermark is the
+// time before which it will emit nothing more: the time its last call ended.
+//
+// Prism v2.77 sets a stage's watermark from the residual of whichever SDF
+// bundle finished last, with no minimum across partitions (FACTS.md). A
+// fast partition would then push the watermark past records that a slower
+// partition emitted in a bundle still running, and a downstream window
+// would drop them as late. When the worker runs inside the runner's process,
+// as it does on Prism, every partition therefore reports the minimum over
+// all partitions of the read, from a process-wide table. Runners that take
+// the minimum themselves (Flink) get each partition's own watermark.
+
+// watermarks is the process-wide table: read id -> partition -> watermark.
+var watermarks = struct {
+	sync.Mutex
+	m map[string]map[int32]mtime.Time
+}{m: map[string]map[int32]mtime.Time{}}
+
+// registerPartitions adds the partitions of a read at the minimum time, so
+// that none is missing from the minimum before its first call ends.
+func registerPartitions(read string, parts []Partition) {
+	watermarks.Lock()
+	defer watermarks.Unlock()
+	if watermarks.m[read] != nil {
+		return
+	}
+	m := map[int32]mtime.Time{}
+	for _, p := range parts {
+		m[p.ID] = mtime.MinTimestamp
+	}
+	watermarks.m[read] = m
+}
+
+func setWatermark(read string, partition int32, t mtime.Time) {
+	watermarks.Lock()
+	defer watermarks.Unlock()
+	if m := watermarks.m[read]; m != nil && t > m[partition] {
+		m[partition] = t
+	}
+}
+
+func minWatermark(read string, own mtime.Time) mtime.Time {
+	watermarks.Lock()
+	defer watermarks.Unlock()
+	for _, t := range watermarks.m[read] {
+		if t < own {
+			own = t
+		}
+	}
+	return own
+}
+
+// forgetRead drops a finished read's entries.
+func forgetRead(read string) {
+	watermarks.Lock()
+	defer watermarks.Unlock()
+	delete(watermarks.m, read)
+}
+
+// watermarkEstimator is the watermark estimator of one partition. Its state
+// is the partition's own watermark, in milliseconds.
+type watermarkEstimator struct {
+	state     int64
+	read      string // non-empty: report the minimum across the read
+	partition int32
+}
+
+// CurrentWatermark implements sdf.WatermarkEstimator.
+func (e *watermarkEstimator) CurrentWatermark() time.Time {
+	own := mtime.Time(e.state)
+	if e.read != "" {
+		own = minWatermark(e.read, own)
+	}
+	return own.ToTime()
+}
+
+// advance moves the partition's own watermark to t.
+func (e *watermarkEstimator) advance(t mtime.Time) {
+	if int64(t) > e.state {
+		e.state = int64(t)
+	}
+	if e.read != "" {
+		setWatermark(e.read, e.partition, t)
+	}
+}

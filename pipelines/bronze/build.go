@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/transforms/enrich"
+	"github.com/haade/haade/transforms/parse"
+)
+
+// bronzeTable and dlqTable are the two tables of DESIGN.md, "Tables".
+func bronzeTable(ident string) icebergio.Table {
+	return icebergio.Table{Ident: ident, Row: parse.Event{},
+		Partition: []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}}
+}
+
+func dlqTable(ident string) icebergio.Table {
+	return icebergio.Table{Ident: ident, Row: parse.DeadLetter{},
+		Partition: []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}}
+}
+
+// plan is what build found out before wiring: the partitions and where
+// each one starts.
+type plan struct {
+	Partitions []kafkaio.Partition
+	Events     *icebergio.Sink
+	DeadLetter *icebergio.Sink
+}
+
+// build prepares the tables, plans the Kafka read from their offsets, and
+// wires the pipeline: Kafka, parse, enrich, Iceberg.
+func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
+	events, err := icebergio.Open(ctx, cfg.Catalog, bronzeTable(cfg.Table), cfg.Pipeline)
+	if err != nil {
+		return nil, err
+	}
+	dead, err := icebergio.Open(ctx, cfg.Catalog, dlqTable(cfg.DLQTable), cfg.Pipeline)
+	if err != nil {
+		return nil, err
+	}
+	events.Interval, dead.Interval = cfg.CommitInterval, cfg.CommitInterval
+
+	// Resume from the smallest offsets the two tables hold; each writer
+	// drops what its own table already has.
+	committed := icebergio.Min(events.Committed, dead.Committed)[cfg.Kafka.Topic]
+	policy := cfg.Start
+	if len(events.Committed[cfg.Kafka.Topic])+len(dead.Committed[cfg.Kafka.Topic]) > 0 {
+		// This pipeline ran before: a partition missing from the offsets is
+		// new, and is read from its earliest offset so nothing in it is skipped.
+		policy = kafkaio.Earliest
+	}
+	parts, err := kafkaio.Plan(ctx, cfg.Kafka, committed, policy, cfg.Bounded, 20*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("--brokers=%s: %w", joinBrokers(cfg.Kafka.Brokers), err)
+	}
+	start := icebergio.Offsets{}
+	for _, p := range parts {
+		start.Set(cfg.Kafka.Topic, p.ID, p.Start)
+	}
+
+	records := kafkaio.Read(s, cfg.Kafka, parts)
+	good, bad := parse.Events(s, records)
+	good = enrich.IngestedAt(s, good)
+	bad = enrich.IngestedAt(s, bad)
+	icebergio.Write(s, events, start, good)
+	icebergio.Write(s, dead, start, bad)
+	return &plan{Partitions: parts, Events: events, DeadLetter: dead}, nil
+}
+
+func joinBrokers(b []string) string {
+	s := ""
+	for i, x := range b {
+		if i > 0 {
+			s += ","
+		}
+		s += x
+	}
+	return s
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/runners"
+)
+
+// Config is everything the bronze pipeline needs; see DESIGN.md,
+// "Command-line contract of pipelines/bronze". Every flag can also be set
+// as HAADE_<FLAG>.
+type Config struct {
+	// Runner is direct (Prism, in process), prism, flink or universal.
+	Runner string
+	// Endpoint is the job server, for flink and universal.
+	Endpoint string
+	// Kafka holds the brokers, the topic, TLS and SASL. No brokers means
+	// the embedded demo.
+	Kafka kafkaio.Config
+	// Catalog says where the tables live.
+	Catalog icebergio.CatalogConfig
+	// Table and DLQTable are "namespace.table".
+	Table, DLQTable string
+	// CommitInterval is the window length: one snapshot per interval.
+	CommitInterval time.Duration
+	// Start is where partitions begin when the tables hold no offsets.
+	Start kafkaio.StartPolicy
+	// Bounded reads up to the end offsets seen at start, commits, and exits.
+	Bounded bool
+	// MetricsAddr serves /metrics; empty turns it off.
+	MetricsAddr string
+	// Pipeline is the stable pipeline id in every snapshot summary.
+	Pipeline string
+	// LogFormat is text or json.
+	LogFormat string
+	// DemoEvents is how many sample events the embedded demo produces.
+	DemoEvents int
+}
+
+// flags defines the command line on fs and returns a func that builds the
+// Config after fs is parsed.
+func flags(fs *flag.FlagSet) func() (Config, error) {
+	runner := runners.String(fs, "runner", "direct", "direct (Prism, in process), prism, flink or universal")
+	endpoint := runners.String(fs, "endpoint", "", "job server HOST:PORT for flink and universal")
+	brokers := fs.String("brokers", "", "comma-separated Kafka bootstrap servers; empty runs the embedded demo")
+	topic := fs.String("topic", "fintech.debt.raw", "Kafka topic")
+	cat := fs.String("catalog", "sql", "catalog type: sql or rest")
+	catName := fs.String("catalog-name", "local", "catalog name; Spark and pyiceberg must use the same")
+	catURI := fs.String("catalog-uri", "lakehouse/catalog.db", "sql: a SQLite path or a postgres:// URL; rest: an http(s):// URL")
+	warehouse := fs.String("warehouse", "lakehouse/warehouse", "warehouse root: a local path, file://... or s3://bucket/")
+	s3 := fs.String("s3-endpoint", "", "S3 endpoint such as http://minio.lakehouse:9000; credentials from AWS_* variables")
+	tbl := fs.String("table", "lakehouse.bronze_events", "bronze table, namespace.table")
+	dlq := fs.String("dlq-table", "lakehouse.bronze_events_dlq", "dead-letter table, namespace.table")
+	interval := fs.Duration("commit-interval", 10*time.Second, "window length: one snapshot per interval")
+	start := fs.String("start", "earliest", "where to begin when the tables hold no offsets: earliest or latest")
+	bounded := fs.Bool("bounded", false, "read up to the end offsets seen at start, commit, and exit 0")
+	metrics := fs.String("metrics-addr", ":9102", "address of /metrics, /healthz and /readyz; empty turns them off")
+	pipeline := fs.String("pipeline-id", "bronze", "stable pipeline id written into every snapshot summary")
+	logFormat := fs.String("log-format", "text", "text or json")
+	demo := fs.Int("demo-events", 5000, "events the embedded demo produces (no --brokers)")
+	tls := fs.Bool("kafka-tls", false, "connect to Kafka with TLS")
+	tlsCA := fs.String("kafka-tls-ca", "", "PEM file of the CA that signed the brokers' certificates")
+	tlsCert := fs.String("kafka-tls-cert", "", "PEM client certificate, for mutual TLS")
+	tlsKey := fs.String("kafka-tls-key", "", "PEM client key, for mutual TLS")
+	tlsSkip := fs.Bool("kafka-tls-insecure-skip-verify", false, "do not verify the brokers' certificates")
+	saslMech := fs.String("kafka-sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+	saslUser := fs.String("kafka-sasl-user", "", "SASL user")
+	saslPass := fs.String("kafka-sasl-password", "", "SASL password (better: HAADE_KAFKA_SASL_PASSWORD)")
+	readUncommitted := fs.Bool("kafka-read-uncommitted", false, "also read records of open and aborted transactions")
+
+	return func() (Config, error) {
+		c := Config{
+			Runner: runner(), Endpoint: endpoint(),
+			Kafka: kafkaio.Config{
+				Topic: *topic, TLS: *tls, TLSCAFile: *tlsCA, TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey,
+				TLSInsecureSkipVerify: *tlsSkip, SASLMechanism: strings.ToUpper(*saslMech), SASLUser: *saslUser,
+				SASLPassword: *saslPass, ReadUncommitted: *readUncommitted,
+			},
+			Catalog: icebergio.CatalogConfig{Type: *cat, Name: *catName, URI: *catURI, Warehouse: *warehouse, S3Endpoint: *s3},
+			Table:   *tbl, DLQTable: *dlq, CommitInterval: *interval, Start: kafkaio.StartPolicy(*start),
+			Bounded: *bounded, MetricsAddr: *metrics, Pipeline: *pipeline, LogFormat: *logFormat, DemoEvents: *demo,
+		}
+		for _, b := range strings.Split(*brokers, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				c.Kafka.Brokers = append(c.Kafka.Brokers, b)
+			}
+		}
+		return c, c.validate()
+	}
+}
+
+// validate checks the configuration; each error names its flag.
+func (c Config) validate() error {
+	if err := runners.Validate(c.Runner, c.Endpoint); err != nil {
+		return errors.Unwrap(err)
+	}
+	if len(c.Kafka.Brokers) > 0 {
+		if err := c.Kafka.Validate(); err != nil {
+			return fmt.Errorf("--brokers/--kafka-*: %v", err)
+		}
+	}
+	if c.Kafka.Topic == "" {
+		return errors.New("--topic: empty")
+	}
+	if c.Catalog.Type != "sql" && c.Catalog.Type != "rest" {
+		return fmt.Errorf("--catalog=%q: want sql or rest", c.Catalog.Type)
+	}
+	if _, err := c.Catalog.Properties(); err != nil {
+		if strings.Contains(err.Error(), "warehouse") {
+			return fmt.Errorf("--warehouse: %v", err)
+		}
+		return fmt.Errorf("--catalog-uri: %v", err)
+	}
+	if strings.HasPrefix(c.Catalog.Warehouse, "s3") && c.Catalog.S3Endpoint == "" && c.Catalog.Type == "sql" {
+		// AWS S3 proper needs no endpoint; MinIO does. Both are allowed.
+	}
+	if c.Catalog.S3Endpoint != "" && !strings.HasPrefix(c.Catalog.S3Endpoint, "http://") && !strings.HasPrefix(c.Catalog.S3Endpoint, "https://") {
+		return fmt.Errorf("--s3-endpoint=%q: want http(s)://host:port", c.Catalog.S3Endpoint)
+	}
+	if _, err := icebergio.Identifier(c.Table); err != nil {
+		return fmt.Errorf("--table: %v", err)
+	}
+	if _, err := icebergio.Identifier(c.DLQTable); err != nil {
+		return fmt.Errorf("--dlq-table: %v", err)
+	}
+	if c.Table == c.DLQTable {
+		return fmt.Errorf("--dlq-table: must differ from --table (%s)", c.Table)
+	}
+	if c.CommitInterval < 100*time.Millisecond || c.CommitInterval > 24*time.Hour || (24*time.Hour)%c.CommitInterval != 0 {
+		return fmt.Errorf("--commit-interval=%v: want between 100ms and 24h, dividing a day", c.CommitInterval)
+	}
+	if c.Start != kafkaio.Earliest && c.Start != kafkaio.Latest {
+		return fmt.Errorf("--start=%q: want earliest or latest", c.Start)
+	}
+	if c.Pipeline == "" {
+		return errors.New("--pipeline-id: empty")
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format=%q: want text or json", c.LogFormat)
+	}
+	if c.DemoEvents < 0 {
+		return fmt.Errorf("--demo-events=%d: want >= 0", c.DemoEvents)
+	}
+	return nil
+}
+
+// parseArgs parses a command line (without the program name) and the
+// environment, as main does. Tests and the Kubernetes manifest checks use it.
+func parseArgs(args []string, getenv func(string) string) (Config, error) {
+	fs := runners.NewFlagSet("bronze")
+	cfg := flags(fs)
+	if err := runners.Parse(fs, args, getenv); err != nil {
+		return Config{}, err
+	}
+	return cfg()
+}

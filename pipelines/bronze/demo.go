@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/kafkatest"
+	"github.com/haade/haade/transforms/parse"
+
+	"time"
+)
+
+type demoKafka struct {
+	*kafkatest.Cluster
+	produced int
+}
+
+// startDemo starts an in-process Kafka, produces sample events (a few
+// malformed) and points cfg at it, in bounded mode.
+func startDemo(ctx context.Context, cfg *Config, out io.Writer) (*demoKafka, error) {
+	c, err := kafkatest.Start(cfg.Kafka.Topic, 4)
+	if err != nil {
+		return nil, err
+	}
+	seed := uint64(time.Now().UnixNano())
+	if _, err := kafkatest.ProduceSample(ctx, c.Brokers(), cfg.Kafka.Topic, cfg.DemoEvents, seed, 0.01, parse.MalformedCorpus); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := kafkatest.Produce(ctx, c.Brokers(), cfg.Kafka.Topic, [][]byte{nil}); err != nil { // one tombstone
+		c.Close()
+		return nil, err
+	}
+	cfg.Kafka.Brokers = c.Brokers()
+	cfg.Bounded = true
+	cfg.Start = "earliest"
+	fmt.Fprintf(out, "embedded demo: in-process Kafka at %s, produced %d sample events (about 1%% malformed) and 1 tombstone to %s\n",
+		kafkatest.Addr(c.Brokers()), cfg.DemoEvents, cfg.Kafka.Topic)
+	return &demoKafka{Cluster: c, produced: cfg.DemoEvents + 1}, nil
+}
+
+// printSummary says what the run did: records read, rows in each table,
+// snapshots, and where the tables live.
+func printSummary(ctx context.Context, out io.Writer, cfg Config, pl *plan, took time.Duration) error {
+	var read int64
+	for _, p := range pl.Partitions {
+		if p.End != math.MaxInt64 {
+			read += p.End - p.Start
+		}
+	}
+	cat, err := cfg.Catalog.Open(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "read %d Kafka offsets from %d partitions of %s in %v\n", read, len(pl.Partitions), cfg.Kafka.Topic, took.Round(time.Millisecond))
+	for _, ident := range []string{cfg.Table, cfg.DLQTable} {
+		st, err := icebergio.Stat(ctx, cat, ident, cfg.Pipeline)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%-32s %8d rows  %3d snapshots  %4d data files  %s\n", ident, st.Rows, st.Snapshots, st.DataFiles, st.Location)
+	}
+	wh, _ := cfg.Catalog.WarehouseURL()
+	fmt.Fprintf(out, "catalog %q (%s %s), warehouse %s\n", cfg.Catalog.Name, cfg.Catalog.Type, cfg.Catalog.URI, wh)
+	return nil
+}

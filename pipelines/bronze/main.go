@@ -1,0 +1,127 @@
+// Command bronze ingests the Kafka topic fintech.debt.raw into the Iceberg
+// tables lakehouse.bronze_events and lakehouse.bronze_events_dlq, exactly
+// once. With no --brokers it runs the embedded demo: an in-process Kafka,
+// sample events, and a bounded run into ./lakehouse.
+//
+//	go run ./pipelines/bronze --runner=direct
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/io/s3io"
+	"github.com/haade/haade/runners"
+	"github.com/haade/haade/runners/obs"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := runners.NewFlagSet("bronze")
+	config := flags(fs)
+	if err := runners.Parse(fs, args, getenv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "usage: bronze [flags]; every flag can also be set as HAADE_<FLAG>")
+			runners.Usage(stdout, fs)
+			return 0
+		}
+		fmt.Fprintf(stderr, "bronze: %v\n", err)
+		return 2
+	}
+	beam.Init() // in worker mode (Flink EXTERNAL, PROCESS) this runs the harness and exits
+	cfg, err := config()
+	if err != nil {
+		fmt.Fprintf(stderr, "bronze: %v\n", err)
+		return 2
+	}
+	_ = obs.SetupLogging(stderr, cfg.LogFormat)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		// Cancelling Prism's context crashes it: stop the reads instead, so
+		// the last windows commit and the run returns.
+		slog.Info("stopping: reads end at their current offsets, the last windows commit")
+		kafkaio.Stop()
+		<-sigs
+		slog.Error("second signal: exiting without waiting for the last commit")
+		os.Exit(130)
+	}()
+	if err := obs.Serve(ctx, cfg.MetricsAddr); err != nil {
+		fmt.Fprintf(stderr, "bronze: %v\n", err)
+		return 2
+	}
+
+	var demo *demoKafka
+	if len(cfg.Kafka.Brokers) == 0 {
+		if demo, err = startDemo(ctx, &cfg, stdout); err != nil {
+			fmt.Fprintf(stderr, "bronze: embedded demo: %v\n", err)
+			return 1
+		}
+		defer demo.Close()
+	}
+	if err := checkWarehouse(ctx, cfg); err != nil {
+		fmt.Fprintf(stderr, "bronze: %v\n", err)
+		return 2
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	started := time.Now()
+	pl, err := build(ctx, s, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "bronze: %v\n", err)
+		return 2
+	}
+	obs.SetReady(true)
+	slog.Info("running", "runner", cfg.Runner, "topic", cfg.Kafka.Topic, "partitions", len(pl.Partitions),
+		"bounded", cfg.Bounded, "table", cfg.Table, "dlq", cfg.DLQTable, "commit_interval", cfg.CommitInterval)
+	if _, err := runners.Run(context.Background(), cfg.Runner, p); err != nil {
+		fmt.Fprintf(stderr, "bronze: run failed: %v\n", err)
+		return 1
+	}
+	if cfg.Bounded || demo != nil {
+		if err := printSummary(ctx, stdout, cfg, pl, time.Since(started)); err != nil {
+			fmt.Fprintf(stderr, "bronze: summary: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// checkWarehouse checks at start that an S3 warehouse's bucket exists and
+// the credentials can write to it.
+func checkWarehouse(ctx context.Context, cfg Config) error {
+	w := cfg.Catalog.Warehouse
+	if !strings.HasPrefix(w, "s3://") && !strings.HasPrefix(w, "s3a://") {
+		return nil
+	}
+	rest := w[strings.Index(w, "://")+3:]
+	bucket, prefix, _ := strings.Cut(rest, "/")
+	endpoint := cfg.Catalog.S3Endpoint
+	if endpoint == "" {
+		endpoint = "https://s3.amazonaws.com"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := s3io.CheckWritable(ctx, s3io.ConfigFromEnv(endpoint), bucket, prefix); err != nil {
+		return fmt.Errorf("--warehouse=%s (--s3-endpoint=%s): %v", w, cfg.Catalog.S3Endpoint, err)
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package runners
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// NewFlagSet returns a flag set that already holds Beam's own flags
+// (--endpoint, --environment_type, --environment_config, --worker_binary,
+// --runner, and the worker flags the boot program passes), sharing their
+// values, so that one parse serves both and beam.Init sees the result.
+func NewFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		fs.Var(f.Value, f.Name, f.Usage)
+	})
+	return fs
+}
+
+// String defines a string flag, or reuses Beam's flag of that name (for
+// example --runner and --endpoint), giving it def as default. The returned
+// func reads the flag's value after Parse.
+func String(fs *flag.FlagSet, name, def, usage string) func() string {
+	if f := fs.Lookup(name); f == nil {
+		fs.String(name, def, usage)
+	} else if def != "" && f.Value.String() == "" {
+		_ = f.Value.Set(def)
+		f.DefValue = def
+		f.Usage = usage
+	}
+	return func() string { return fs.Lookup(name).Value.String() }
+}
+
+// Parse parses args into fs, then sets every flag that args did not set
+// from the environment variable HAADE_<NAME> (upper case, dashes as
+// underscores), read through getenv. An error names the flag, in one line.
+func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errors.New(strings.TrimPrefix(strings.ReplaceAll(err.Error(), "flag provided but not defined: -", "unknown flag --"), "invalid value"))
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags are --name=value)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		env := EnvName(f.Name)
+		if v := getenv(env); v != "" {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("invalid value %q for --%s from $%s: %v", v, f.Name, env, e)
+			}
+		}
+	})
+	return err
+}
+
+// EnvName is the environment variable that sets a flag: HAADE_<NAME>.
+func EnvName(flagName string) string {
+	return "HAADE_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(flagName))
+}
+
+// Usage writes the flag set's flags to w.
+func Usage(w io.Writer, fs *flag.FlagSet) {
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}

@@ -1,0 +1,54 @@
+// Package runners selects the Beam runner a pipeline runs on and parses the
+// command line shared by every HAADE pipeline.
+//
+// "direct" runs the pipeline in process on Prism: Beam's own direct runner
+// cannot run splittable DoFns with watermark estimators (FACTS.md), and
+// testing/ptest already registers the name "direct", so the mapping is done
+// here, at flag level, rather than by registering a second runner.
+package runners
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"     // registers "flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"     // registers "prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal" // registers "universal"
+)
+
+// ErrRunner is returned for an unknown runner or a runner without the
+// endpoint it needs.
+var ErrRunner = errors.New("runners: bad runner")
+
+// Names lists the runners a pipeline accepts.
+var Names = []string{"direct", "prism", "flink", "universal"}
+
+// Validate checks a runner name and the endpoint it needs.
+func Validate(runner, endpoint string) error {
+	switch runner {
+	case "direct", "prism":
+		return nil
+	case "flink", "universal":
+		if endpoint == "" {
+			return fmt.Errorf("%w: --runner=%s needs --endpoint=HOST:PORT of a Beam job server", ErrRunner, runner)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: --runner=%q: want one of %s", ErrRunner, runner, strings.Join(Names, ", "))
+}
+
+// beamName maps our runner names to Beam's registered ones.
+func beamName(runner string) string {
+	if runner == "direct" {
+		return "prism"
+	}
+	return runner
+}
+
+// Run runs p on the runner and waits for it to finish.
+func Run(ctx context.Context, runner string, p *beam.Pipeline) (beam.PipelineResult, error) {
+	return beam.Run(ctx, beamName(runner), p)
+}
