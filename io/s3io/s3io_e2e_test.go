@@ -19,7 +19,9 @@ import (
 
 // These tests run against a real MinIO that they start with testing/services/minio.sh
 // (built from source into the cache on first use: allow go test -timeout 20m).
-// When MinIO was already running they leave it running; otherwise they stop it.
+// When MinIO was already running, or HAADE_KEEP_SERVICES is set, they leave it running;
+// otherwise they stop it. They stop and start MinIO in the middle (an outage), so run the
+// e2e tier with go test -p 1.
 
 const e2eEndpoint = "http://127.0.0.1:9000"
 
@@ -44,7 +46,7 @@ func startMinIO(t *testing.T) Config {
 	}
 	wasRunning := exec.Command("bash", script, "status").Run() == nil
 	minioScript(t, "start")
-	if !wasRunning {
+	if !wasRunning && os.Getenv("HAADE_KEEP_SERVICES") == "" {
 		t.Cleanup(func() { minioScript(t, "stop") })
 	}
 	return Config{Endpoint: e2eEndpoint, AccessKey: "minioadmin", SecretKey: "minioadmin", Region: "us-east-1"}

@@ -204,9 +204,9 @@ cmd="${1:-}"
 [[ $# -gt 0 ]] && shift
 case "$cmd" in
 install) install ;;
-start) start ;;
-stop) stop ;;
-restart) stop; start ;;
+start) with_lock kafka-service start ;;
+stop) with_lock kafka-service stop ;;
+restart) with_lock kafka-service stop; with_lock kafka-service start ;;
 status) status ;;
 create-topic)
 	[[ $# -eq 2 ]] || die "usage: $0 create-topic NAME PARTITIONS"

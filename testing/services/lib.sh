@@ -8,6 +8,7 @@
 HAADE_CACHE="${HAADE_CACHE:-$HOME/.cache/haade}"
 HAADE_RUN="${HAADE_RUN:-/tmp/haade-services}"
 SERVICES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck disable=SC2034 # used by the scripts that source this
 REPO_ROOT="$(cd "$SERVICES_DIR/../.." && pwd)"
 export HAADE_CACHE HAADE_RUN
 
@@ -37,7 +38,7 @@ tail_log() {
 fail_with_log() {
 	local f="$1"; shift
 	log "ERROR: $*"
-	tail_log "$f" 60
+	tail_log "$f" 40
 	exit 1
 }
 
@@ -110,7 +111,8 @@ spawn() {
 	local lf
 	lf="$(log_file "$name")"
 	{ printf '\n===== %s starting: %s =====\n' "$(date -Is)" "$*"; } >>"$lf"
-	setsid "$@" </dev/null >>"$lf" 2>&1 &
+	# fd 9 is with_lock's lock: the daemon must not inherit it, or it would hold the lock.
+	setsid "$@" </dev/null >>"$lf" 2>&1 9>&- &
 	echo $! >"$(pid_file "$name")"
 }
 

@@ -127,10 +127,10 @@ EOF
 
 case "${1:-}" in
 install) install ;;
-start) start ;;
-stop) stop ;;
+start) with_lock minio-service start ;;
+stop) with_lock minio-service stop ;;
 status) status ;;
-restart) stop; start ;;
+restart) with_lock minio-service stop; with_lock minio-service start ;;
 env) print_env ;;
 *) echo "usage: $0 install|start|stop|status|restart|env" >&2; exit 2 ;;
 esac

@@ -111,7 +111,7 @@ postmaster_pid() {
 }
 
 superuser_sql() {
-	as_pg "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK_DIR" -p "$PG_PORT" -U postgres -d postgres "$@"
+	as_pg "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK_DIR" -p "$PG_PORT" -U postgres -d postgres
 }
 
 make_role_and_db() {
@@ -150,7 +150,7 @@ start() {
 	log "starting PostgreSQL $PG_MAJOR on $PG_HOST:$PG_PORT, data in $DATA_DIR"
 	# -c port overrides postgresql.conf, so HAADE_PG_PORT can change between runs.
 	if ! as_pg "$PG_BIN/pg_ctl" -D "$DATA_DIR" -l "$PG_LOG" -w -t "$START_TIMEOUT" \
-		-o "-c port=$PG_PORT -c listen_addresses=$PG_HOST" start >/dev/null; then
+		-o "-c port=$PG_PORT -c listen_addresses=$PG_HOST" start >/dev/null 9>&-; then
 		fail_with_log "$PG_LOG" "pg_ctl start failed"
 	fi
 	postmaster_pid >"$(pid_file postgres)" || fail_with_log "$PG_LOG" "PostgreSQL started but has no postmaster.pid"
@@ -198,9 +198,9 @@ cmd="${1:-}"
 [[ $# -gt 0 ]] && shift
 case "$cmd" in
 install) install ;;
-start) start ;;
-stop) stop ;;
-restart) stop; start ;;
+start) with_lock postgres-service start ;;
+stop) with_lock postgres-service stop ;;
+restart) with_lock postgres-service stop; with_lock postgres-service start ;;
 status) status ;;
 env) print_env ;;
 psql) PGPASSWORD="$PG_PASSWORD" exec psql -X -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DB" "$@" ;;

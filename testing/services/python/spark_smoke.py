@@ -9,6 +9,7 @@ Run it through python.sh:  testing/services/python.sh smoke [--postgres HOST:POR
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -123,6 +124,8 @@ def main() -> int:
         spark.sql(f"DROP TABLE local.lakehouse.{table} PURGE")
     spark.stop()
     print(f"OK in {time.time() - t0:.1f}s (catalog {where}, warehouse {warehouse})")
+    if not args.workdir and not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
