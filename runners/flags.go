@@ -27,7 +27,9 @@ func NewFlagSet(name string) *flag.FlagSet {
 func String(fs *flag.FlagSet, name, def, usage string) func() string {
 	if f := fs.Lookup(name); f == nil {
 		fs.String(name, def, usage)
-	} else if def != "" && f.Value.String() == "" {
+	} else {
+		// Beam's flag is process-wide: reset it so that an earlier parse or
+		// run in this process leaves nothing behind.
 		_ = f.Value.Set(def)
 		f.DefValue = def
 		f.Usage = usage

@@ -218,7 +218,20 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		if err != nil {
 			return err
 		}
-		if windowCommitted(tbl, c.pipeline, w.end()) {
+		if windowCommitted(tbl, c.pipeline, w.end(), props[SummaryOffsets]) {
+			replayed = true
+			id = tbl.CurrentSnapshot().SnapshotID
+			return nil
+		}
+		// Another attempt of this pipeline may have committed meanwhile:
+		// never commit rows the table already holds.
+		cur, err := CommittedOffsets(tbl, c.pipeline)
+		if err != nil {
+			return permanent(err)
+		}
+		if st, err := classify(w, cur, Offsets{}); err != nil {
+			return permanent(err)
+		} else if st == windowDuplicate {
 			replayed = true
 			id = tbl.CurrentSnapshot().SnapshotID
 			return nil

@@ -98,7 +98,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 // validate checks the configuration; each error names its flag.
 func (c Config) validate() error {
 	if err := runners.Validate(c.Runner, c.Endpoint); err != nil {
-		return errors.Unwrap(err)
+		return err
 	}
 	if len(c.Kafka.Brokers) > 0 {
 		if err := c.Kafka.Validate(); err != nil {
