@@ -2,6 +2,7 @@ package icebergio
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -128,6 +129,9 @@ type committer struct {
 	pipeline string
 	start    Offsets
 	backoff  Backoff
+	// progressEvery is how often offsets advanced by windows without rows
+	// are recorded in the table's progress property. Default 1 minute.
+	progressEvery time.Duration
 	// beforeCommit, when set, runs after the files are decoded and before
 	// the snapshot is committed; tests use it to inject crashes.
 	beforeCommit func(WindowFiles) error
@@ -144,7 +148,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 	if err != nil {
 		return pending, running, nil, err
 	}
-	committed, err := CommittedOffsets(tbl, c.pipeline)
+	committed, durableAt, err := committedOffsets(tbl, c.pipeline)
 	if err != nil {
 		return pending, running, nil, err
 	}
@@ -188,8 +192,50 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 		}
 		res.Offsets = running.String()
 		done = append(done, res)
+		if res.Outcome == "empty" && running.ahead(committed) && time.Since(durableAt) >= c.progressInterval() {
+			if err := c.recordProgress(ctx, running); err != nil {
+				return pending, running, done, err
+			}
+			committed, durableAt = running.Clone(), time.Now()
+		}
 	}
 	return pending, running, done, nil
+}
+
+func (c *committer) progressInterval() time.Duration {
+	if c.progressEvery <= 0 {
+		return time.Minute
+	}
+	return c.progressEvery
+}
+
+// recordProgress stores offsets in the table's progress property, in a
+// metadata-only commit: no snapshot. Every window up to these offsets is in
+// the table or had no rows for it.
+func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
+	v, _ := json.Marshal(progress{Offsets: offsets, At: time.Now().UnixMilli()})
+	return retry(ctx, c.backoff, "record progress of "+c.ident, func() error {
+		tbl, err := loadTable(ctx, c.cat, c.ident)
+		if err != nil {
+			return err
+		}
+		cur, err := CommittedOffsets(tbl, c.pipeline)
+		if err != nil {
+			return permanent(err)
+		}
+		if !offsets.ahead(cur) {
+			return nil
+		}
+		tx := tbl.NewTransaction()
+		if err := tx.SetProperties(iceberg.Properties{ProgressProperty(c.pipeline): string(v)}); err != nil {
+			return err
+		}
+		_, err = tx.Commit(ctx)
+		if err == nil {
+			slog.Info("recorded progress", "table", c.ident, "offsets", offsets.String())
+		}
+		return err
+	})
 }
 
 func (c *committer) load(ctx context.Context) (*table.Table, error) {

@@ -132,24 +132,71 @@ func (o Offsets) String() string {
 	return s
 }
 
-// CommittedOffsets returns the offsets recorded by the newest snapshot of
-// pipeline that has them, walking back from the current snapshot through
-// its ancestors (a compaction snapshot carries no offsets). It returns an
-// empty set for a table that has none.
+// ProgressProperty is the table property where a pipeline records offsets
+// that windows without rows for this table advanced: JSON
+// {"offsets": Offsets, "at": unix ms}. A table that seldom gets rows, such
+// as a dead-letter table, would otherwise hold old offsets, and every
+// restart would read again from there. It is written at most once per
+// progress interval, and never makes a snapshot.
+func ProgressProperty(pipeline string) string { return "haade.progress." + pipeline }
+
+type progress struct {
+	Offsets Offsets `json:"offsets"`
+	At      int64   `json:"at"`
+}
+
+// CommittedOffsets returns the offsets that the table holds for pipeline:
+// those recorded by the newest snapshot of pipeline that has them, walking
+// back from the current snapshot through its ancestors (a compaction
+// snapshot carries no offsets), raised by the pipeline's progress property.
+// It returns an empty set for a table that has none.
 func CommittedOffsets(tbl *table.Table, pipeline string) (Offsets, error) {
-	cur := tbl.CurrentSnapshot()
-	if cur == nil {
-		return Offsets{}, nil
-	}
-	for _, s := range table.AncestorsOf(cur.SnapshotID, tbl.Metadata().SnapshotByID) {
-		if s.Summary == nil || s.Summary.Properties[SummaryPipeline] != pipeline {
-			continue
+	out, _, err := committedOffsets(tbl, pipeline)
+	return out, err
+}
+
+// committedOffsets also returns when the offsets were last made durable.
+func committedOffsets(tbl *table.Table, pipeline string) (Offsets, time.Time, error) {
+	out := Offsets{}
+	var at time.Time
+	if cur := tbl.CurrentSnapshot(); cur != nil {
+		for _, s := range table.AncestorsOf(cur.SnapshotID, tbl.Metadata().SnapshotByID) {
+			if s.Summary == nil || s.Summary.Properties[SummaryPipeline] != pipeline {
+				continue
+			}
+			if v, ok := s.Summary.Properties[SummaryOffsets]; ok {
+				o, err := decodeOffsets(v)
+				if err != nil {
+					return nil, at, err
+				}
+				out, at = o, time.UnixMilli(s.TimestampMs)
+				break
+			}
 		}
-		if v, ok := s.Summary.Properties[SummaryOffsets]; ok {
-			return decodeOffsets(v)
+	}
+	if v, ok := tbl.Properties()[ProgressProperty(pipeline)]; ok {
+		var p progress
+		if err := json.Unmarshal([]byte(v), &p); err != nil {
+			return nil, at, fmt.Errorf("%w: %s=%q: %v", ErrBadSummary, ProgressProperty(pipeline), v, err)
+		}
+		out.Max(p.Offsets)
+		if t := time.UnixMilli(p.At); t.After(at) {
+			at = t
 		}
 	}
-	return Offsets{}, nil
+	return out, at, nil
+}
+
+// ahead reports whether o holds a partition beyond other.
+func (o Offsets) ahead(other Offsets) bool {
+	for t, ps := range o {
+		for p, v := range ps {
+			if w, ok := other.Next(t, p); !ok || v > w {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // windowCommitted reports whether the table's history holds the commit
