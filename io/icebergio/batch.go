@@ -36,3 +36,10 @@ func appendRange(rs []Range, r Range) []Range {
 	}
 	return append(rs, r)
 }
+
+// SourceTimed is implemented by batches that know the source timestamps of
+// their records (Kafka timestamps, milliseconds since the epoch); the
+// committer uses them for the freshness metric.
+type SourceTimed interface {
+	SourceTimeRange() (minMs, maxMs int64)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/runners/obs"
 )
 
 // WindowFiles is everything the writers produced for one table and one
@@ -24,6 +25,8 @@ type WindowFiles struct {
 	Ranges    []Range
 	Rows      int64
 	Bytes     int64
+	// MinSourceMs and MaxSourceMs bound the source timestamps of the rows.
+	MinSourceMs, MaxSourceMs int64
 }
 
 func (w WindowFiles) end() time.Time { return time.UnixMilli(w.WindowEnd).UTC() }
@@ -192,6 +195,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 		}
 		res.Offsets = running.String()
 		done = append(done, res)
+		obs.Commits.WithLabelValues(c.ident, res.Outcome).Inc()
 		if res.Outcome == "empty" && running.ahead(committed) && time.Since(durableAt) >= c.progressInterval() {
 			if err := c.recordProgress(ctx, running); err != nil {
 				return pending, running, done, err
@@ -214,7 +218,7 @@ func (c *committer) progressInterval() time.Duration {
 // the table or had no rows for it.
 func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 	v, _ := json.Marshal(progress{Offsets: offsets, At: time.Now().UnixMilli()})
-	return retry(ctx, c.backoff, "record progress of "+c.ident, func() error {
+	return retry(ctx, c.backoff, "record progress", c.ident, func() error {
 		tbl, err := loadTable(ctx, c.cat, c.ident)
 		if err != nil {
 			return err
@@ -240,7 +244,7 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 
 func (c *committer) load(ctx context.Context) (*table.Table, error) {
 	var tbl *table.Table
-	err := retry(ctx, c.backoff, "load table "+c.ident, func() error {
+	err := retry(ctx, c.backoff, "load table", c.ident, func() error {
 		var err error
 		tbl, err = loadTable(ctx, c.cat, c.ident)
 		return err
@@ -259,7 +263,7 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		SummaryOffsets:   next.encode(),
 	}
 	started := time.Now()
-	err = retry(ctx, c.backoff, "commit "+c.ident, func() error {
+	err = retry(ctx, c.backoff, "commit", c.ident, func() error {
 		tbl, err := loadTable(ctx, c.cat, c.ident)
 		if err != nil {
 			return err
@@ -302,6 +306,7 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		nt, err := tx.Commit(ctx)
 		if err != nil {
 			if strings.Contains(err.Error(), "has changed") {
+				obs.CommitConflicts.WithLabelValues(c.ident).Inc()
 				slog.Warn("commit conflict, reloading", "table", c.ident, "err", err)
 			}
 			return err
@@ -311,6 +316,14 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 	})
 	if err != nil {
 		return 0, false, err
+	}
+	now := time.Now()
+	obs.CommitDuration.WithLabelValues(c.ident).Observe(now.Sub(started).Seconds())
+	obs.CommitSucceeded(c.ident, now)
+	for _, ms := range []int64{w.MinSourceMs, w.MaxSourceMs} {
+		if ms > 0 {
+			obs.Freshness.WithLabelValues(c.ident).Observe(now.Sub(time.UnixMilli(ms)).Seconds())
+		}
 	}
 	slog.Info("committed", "table", c.ident, "window_end", w.end(), "rows", w.Rows, "files", len(w.Files),
 		"bytes", w.Bytes, "duration", time.Since(started).Round(time.Millisecond), "snapshot", id,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/haade/haade/runners/obs"
 )
 
 // Backoff bounds the waits between retries. A server that goes away means
@@ -19,7 +21,7 @@ var defaultBackoff = Backoff{Initial: 100 * time.Millisecond, Max: 30 * time.Sec
 
 // retry calls fn until it succeeds, fn says the error is permanent (by
 // returning it wrapped in permanent), or ctx ends.
-func retry(ctx context.Context, b Backoff, what string, fn func() error) error {
+func retry(ctx context.Context, b Backoff, op, table string, fn func() error) error {
 	if b.Initial <= 0 {
 		b.Initial = defaultBackoff.Initial
 	}
@@ -35,7 +37,8 @@ func retry(ctx context.Context, b Backoff, what string, fn func() error) error {
 		if p, ok := err.(permanentError); ok {
 			return p.err
 		}
-		slog.Warn("retrying", "op", what, "attempt", attempt, "wait", wait, "err", err)
+		obs.Retries.WithLabelValues(table, op).Inc()
+		slog.Warn("retrying", "op", op, "table", table, "attempt", attempt, "wait", wait, "err", err)
 		select {
 		case <-ctx.Done():
 			return err

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/haade/haade/runners/obs"
 )
 
 func init() {
@@ -107,6 +108,10 @@ func (mergeFn) ProcessElement(w beam.Window, table string, sets func(*FileSet) b
 		}
 		out.Rows += fs.Rows
 		out.Bytes += fs.Bytes
+		if fs.MinSourceMs > 0 && (out.MinSourceMs == 0 || fs.MinSourceMs < out.MinSourceMs) {
+			out.MinSourceMs = fs.MinSourceMs
+		}
+		out.MaxSourceMs = max(out.MaxSourceMs, fs.MaxSourceMs)
 	}
 	emit(table, out)
 }
@@ -132,11 +137,12 @@ func (f *commitFn) Setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return retry(ctx, defaultBackoff, "open catalog for "+f.Ident, func() error {
+	return retry(ctx, defaultBackoff, "open catalog", f.Ident, func() error {
 		cat, err := f.Catalog.Open(ctx)
 		if err != nil {
 			return err
 		}
+		obs.TableSeen(f.Ident)
 		f.c = &committer{cat: cat, ident: f.Ident, pipeline: f.Pipeline, start: start, beforeCommit: hookFor(f.Ident)}
 		return nil
 	})
@@ -160,6 +166,11 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, _ stri
 	for _, c := range done {
 		emit(c)
 	}
+	waiting := 0
+	for _, w := range rest {
+		waiting += len(w.Files)
+	}
+	obs.UncommittedFiles.WithLabelValues(f.Ident).Set(float64(waiting))
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/runners/obs"
 )
 
 func init() {
@@ -35,6 +36,9 @@ type FileSet struct {
 	Ranges    []Range
 	Rows      int64
 	Bytes     int64
+	// MinSourceMs and MaxSourceMs bound the source timestamps of the rows'
+	// records (0 when unknown).
+	MinSourceMs, MaxSourceMs int64
 }
 
 // writeFn writes the rows of each window of a bundle into Parquet data files
@@ -52,6 +56,7 @@ type writeFn struct {
 	schema    *arrow.Schema
 	committed Offsets
 	bufs      map[mtime.Time]*windowBuf
+	inflight  *fileWrite // the latest background write (see flush.go)
 }
 
 // windowBuf holds one window's rows of the current bundle, as Arrow columns.
@@ -62,10 +67,13 @@ type windowBuf struct {
 	rowType reflect.Type
 	rows    int64
 	ranges  []Range
+	minMs   int64
+	maxMs   int64
+	flush   bufWrites
 }
 
 func (f *writeFn) Setup(ctx context.Context) error {
-	return retry(ctx, defaultBackoff, "open table "+f.Ident, func() error {
+	return retry(ctx, defaultBackoff, "open table", f.Ident, func() error {
 		cat, err := f.Catalog.Open(ctx)
 		if err != nil {
 			return err
@@ -133,22 +141,31 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.Even
 		}
 		buf.app.appendSlice(rows, lo, n)
 		buf.rows += int64(n - lo)
+		f.appended(ctx, buf, n-lo)
 	}
 	buf.ranges = appendRange(buf.ranges, r)
+	if st, ok := elem.(SourceTimed); ok && n > lo {
+		mn, mx := st.SourceTimeRange()
+		if mn > 0 && (buf.minMs == 0 || mn < buf.minMs) {
+			buf.minMs = mn
+		}
+		buf.maxMs = max(buf.maxMs, mx)
+	}
 	return nil
 }
 
 func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, FileSet)) error {
+	defer f.waitWrites() // none is left running, even on an error
 	for _, buf := range f.bufs {
-		fs := FileSet{Table: f.Ident, WindowEnd: int64(buf.end) + 1, Ranges: buf.ranges, Rows: buf.rows}
+		fs := FileSet{Table: f.Ident, WindowEnd: int64(buf.end) + 1, Ranges: buf.ranges, Rows: buf.rows,
+			MinSourceMs: buf.minMs, MaxSourceMs: buf.maxMs}
 		if buf.rows > 0 {
-			rec := buf.builder.NewRecordBatch()
-			buf.builder.Release()
-			files, err := f.writeFiles(ctx, rec)
-			rec.Release()
+			files, err := f.finishWrites(ctx, buf)
 			if err != nil {
 				return err
 			}
+			obs.RowsWritten.WithLabelValues(f.Ident).Add(float64(buf.rows))
+			obs.FilesWritten.WithLabelValues(f.Ident).Add(float64(len(files)))
 			for _, df := range files {
 				enc, err := codec.EncodeDataFile(df, f.tbl.Spec(), f.tbl.Schema(), f.tbl.Metadata().Version())
 				if err != nil {
@@ -156,6 +173,7 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, Fi
 				}
 				fs.Files = append(fs.Files, enc)
 				fs.Bytes += df.FileSizeBytes()
+				obs.FileSize.WithLabelValues(f.Ident).Observe(float64(df.FileSizeBytes()))
 			}
 		}
 		emit(beam.EventTime(buf.end), fs)
@@ -173,7 +191,7 @@ func (f *writeFn) writeFiles(ctx context.Context, rec arrow.RecordBatch) ([]iceb
 		opts = append(opts, table.WithTargetFileSize(f.TargetFileSize))
 	}
 	var out []iceberg.DataFile
-	err := retry(ctx, defaultBackoff, "write data files of "+f.Ident, func() error {
+	err := retry(ctx, defaultBackoff, "write data files", f.Ident, func() error {
 		out = out[:0]
 		rec.Retain() // WriteRecords releases what it consumes
 		seq := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }

@@ -120,6 +120,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 	if err != nil {
 		return sdf.StopProcessing(), err
 	}
+	m := metricsFor(f.Cfg.Topic, p.ID)
 	pos := r.Start // the first offset not yet covered by an emitted batch
 	deadline := time.Now().Add(f.Cfg.CallDuration)
 	var last mtime.Time
@@ -169,12 +170,15 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			}
 			b.End = covered + 1
 			pos = b.End
+			m.read(b)
 			// Ingestion time, never behind the partition's own watermark.
 			ts := max(mtime.Now(), last, mtime.Time(we.state))
 			last = ts
 			emit(ts, b)
 		}
+		m.lag(fetches, r, pos)
 		if r.End != unbounded && (atEnd || pos >= r.End) {
+			m.lagValue(0) // read up to the end taken at start
 			closeConsumer(c)
 			if pos < r.End && !rt.TryClaim(r.End-1) {
 				return sdf.StopProcessing(), nil

@@ -41,6 +41,8 @@ type Config struct {
 	LogFormat string
 	// DemoEvents is how many sample events the embedded demo produces.
 	DemoEvents int
+	// Progress prints a progress line every 5 s (always on a terminal).
+	Progress bool
 }
 
 // flags defines the command line on fs and returns a func that builds the
@@ -64,6 +66,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	pipeline := fs.String("pipeline-id", "bronze", "stable pipeline id written into every snapshot summary")
 	logFormat := fs.String("log-format", "text", "text or json")
 	demo := fs.Int("demo-events", 5000, "events the embedded demo produces (no --brokers)")
+	progress := fs.Bool("progress", false, "print a progress line every 5s (always on when stderr is a terminal)")
 	tls := fs.Bool("kafka-tls", false, "connect to Kafka with TLS")
 	tlsCA := fs.String("kafka-tls-ca", "", "PEM file of the CA that signed the brokers' certificates")
 	tlsCert := fs.String("kafka-tls-cert", "", "PEM client certificate, for mutual TLS")
@@ -84,7 +87,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 			},
 			Catalog: icebergio.CatalogConfig{Type: *cat, Name: *catName, URI: *catURI, Warehouse: *warehouse, S3Endpoint: *s3},
 			Table:   *tbl, DLQTable: *dlq, CommitInterval: *interval, Start: kafkaio.StartPolicy(*start),
-			Bounded: *bounded, MetricsAddr: *metrics, Pipeline: *pipeline, LogFormat: *logFormat, DemoEvents: *demo,
+			Bounded: *bounded, MetricsAddr: *metrics, Pipeline: *pipeline, LogFormat: *logFormat, DemoEvents: *demo, Progress: *progress,
 		}
 		for _, b := range strings.Split(*brokers, ",") {
 			if b = strings.TrimSpace(b); b != "" {

@@ -42,7 +42,17 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "bronze: %v\n", err)
 		return 2
 	}
-	beam.Init() // in worker mode (Flink EXTERNAL, PROCESS) this runs the harness and exits
+	if f := fs.Lookup("worker"); f != nil && f.Value.String() == "true" {
+		// A worker process of a remote runner (Flink EXTERNAL, PROCESS):
+		// serve its metrics, then let the harness take over.
+		_ = obs.SetupLogging(stderr, "json")
+		if addr := fs.Lookup("metrics-addr").Value.String(); addr != "" {
+			if err := obs.Serve(context.Background(), addr); err != nil {
+				slog.Warn("worker metrics not served", "err", err)
+			}
+		}
+	}
+	beam.Init() // in worker mode this runs the harness and exits
 	cfg, err := config()
 	if err != nil {
 		fmt.Fprintf(stderr, "bronze: %v\n", err)
@@ -90,6 +100,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	obs.SetReady(true)
+	if cfg.Progress || obs.IsTerminal(os.Stderr) {
+		go obs.Progress(ctx, stderr, 5*time.Second)
+	}
 	slog.Info("running", "runner", cfg.Runner, "topic", cfg.Kafka.Topic, "partitions", len(pl.Partitions),
 		"bounded", cfg.Bounded, "table", cfg.Table, "dlq", cfg.DLQTable, "commit_interval", cfg.CommitInterval)
 	if _, err := runners.Run(context.Background(), cfg.Runner, p); err != nil {

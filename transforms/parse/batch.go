@@ -45,6 +45,8 @@ type DeadLetter struct {
 type EventBatch struct {
 	Source icebergio.Range
 	Rows   []Event
+	// KafkaMinMs and KafkaMaxMs bound the Kafka timestamps of the batch.
+	KafkaMinMs, KafkaMaxMs int64
 }
 
 func (b EventBatch) Range() icebergio.Range { return b.Source }
@@ -61,7 +63,12 @@ func (b EventBatch) SetIngestedAt(us int64) {
 type DeadLetterBatch struct {
 	Source icebergio.Range
 	Rows   []DeadLetter
+	// KafkaMinMs and KafkaMaxMs bound the Kafka timestamps of the batch.
+	KafkaMinMs, KafkaMaxMs int64
 }
+
+func (b EventBatch) SourceTimeRange() (int64, int64)      { return b.KafkaMinMs, b.KafkaMaxMs }
+func (b DeadLetterBatch) SourceTimeRange() (int64, int64) { return b.KafkaMinMs, b.KafkaMaxMs }
 
 func (b DeadLetterBatch) Range() icebergio.Range { return b.Source }
 func (b DeadLetterBatch) RowSlice() any          { return b.Rows }

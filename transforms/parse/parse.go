@@ -3,11 +3,13 @@ package parse
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/runners/obs"
 )
 
 func init() {
@@ -39,8 +41,21 @@ func (f *eventsFn) ProcessElement(ctx context.Context, b kafkaio.Batch, good fun
 	r := icebergio.Range{Topic: b.Topic, Partition: b.Partition, Start: b.Start, End: b.End}
 	eb, db := ParseBatch(b)
 	eb.Source, db.Source = r, r
+	if n := len(b.Records); n > 0 {
+		eb.KafkaMinMs, eb.KafkaMaxMs = b.Records[0].Timestamp, b.Records[0].Timestamp
+		for i := range b.Records {
+			eb.KafkaMinMs = min(eb.KafkaMinMs, b.Records[i].Timestamp)
+			eb.KafkaMaxMs = max(eb.KafkaMaxMs, b.Records[i].Timestamp)
+		}
+		db.KafkaMinMs, db.KafkaMaxMs = eb.KafkaMinMs, eb.KafkaMaxMs
+	}
 	f.parsed.Inc(ctx, int64(len(eb.Rows)))
 	f.dead.Inc(ctx, int64(len(db.Rows)))
+	obs.RecordsParsed.Add(float64(len(eb.Rows)))
+	for i := range db.Rows {
+		reason, _, _ := strings.Cut(db.Rows[i].Error, ":")
+		obs.DeadLetters.WithLabelValues(reason).Inc()
+	}
 	good(eb)
 	bad(db)
 }
@@ -58,7 +73,7 @@ func ParseBatch(b kafkaio.Batch) (EventBatch, DeadLetterBatch) {
 			kts = &us
 		}
 		if rec.Null {
-			db.Rows = append(db.Rows, DeadLetter{Error: "tombstone: the record has no value",
+			db.Rows = append(db.Rows, DeadLetter{Error: "tombstone: the record has no value (null)",
 				KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts})
 			continue
 		}
