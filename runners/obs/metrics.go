@@ -1,6 +1,7 @@
 package obs
 
 import (
+	"regexp"
 	"sync"
 	"time"
 
@@ -61,10 +62,31 @@ var (
 	}, []string{"table"})
 )
 
-func init() {
-	Registry.MustRegister(RecordsRead, BytesRead, ConsumerLag, RecordsParsed, DeadLetters, RowsWritten,
-		FilesWritten, FileSize, CommitDuration, Commits, CommitConflicts, Retries, Freshness,
-		UncommittedFiles, LastCommit, sinceCommit)
+var haadeCollectors = []prometheus.Collector{RecordsRead, BytesRead, ConsumerLag, RecordsParsed, DeadLetters, RowsWritten,
+	FilesWritten, FileSize, CommitDuration, Commits, CommitConflicts, Retries, Freshness,
+	UncommittedFiles, LastCommit, sinceCommit}
+
+func init() { Registry.MustRegister(haadeCollectors...) }
+
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+// MetricNames lists the names of HAADE's own metrics, as exposed (a
+// histogram also exposes _bucket, _sum and _count series).
+func MetricNames() []string {
+	var out []string
+	ch := make(chan *prometheus.Desc, 64)
+	go func() {
+		for _, c := range haadeCollectors {
+			c.Describe(ch)
+		}
+		close(ch)
+	}()
+	for d := range ch {
+		if m := fqName.FindStringSubmatch(d.String()); m != nil {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 // CommitSucceeded records a successful commit of table at t.
