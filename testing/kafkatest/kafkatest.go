@@ -6,8 +6,6 @@ package kafkatest
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -59,39 +57,6 @@ func Produce(ctx context.Context, brokers []string, topic string, values [][]byt
 		return err
 	}
 	return firstErr
-}
-
-var (
-	sources = []string{"news", "Reuters", " bloomberg ", "FT", "sec-filings", "twitter", "central-bank", "rating-agency"}
-	verbs   = []string{"update", "downgrade", "upgrade", "default warning", "issuance", "refinancing", "yield spike", "restructuring"}
-	nouns   = []string{"Debt market", "Sovereign bond", "Corporate credit", "High-yield", "Municipal debt", "Treasury", "Emerging-market debt", "Leveraged loan"}
-)
-
-// Sample returns n realistic fintech-debt events as JSON, deterministic for
-// a seed. About badRatio of them are malformed, drawn from malformed.
-func Sample(n int, seed uint64, badRatio float64, malformed [][]byte) [][]byte {
-	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	base := time.Date(2026, 5, 19, 10, 0, 0, 0, time.UTC)
-	out := make([][]byte, n)
-	for i := range out {
-		if len(malformed) > 0 && r.Float64() < badRatio {
-			out[i] = malformed[r.IntN(len(malformed))]
-			continue
-		}
-		ts := base.Add(time.Duration(i) * time.Second).Add(time.Duration(r.IntN(1000)) * time.Millisecond)
-		src := sources[r.IntN(len(sources))]
-		title := fmt.Sprintf("%s %s", nouns[r.IntN(len(nouns))], verbs[r.IntN(len(verbs))])
-		switch r.IntN(10) {
-		case 0: // an extra member, and an offset timestamp
-			out[i] = fmt.Appendf(nil, `{"source": %q, "title": %q, "timestamp": %q, "amount_musd": %d, "currency": "USD"}`,
-				src, title, ts.In(time.FixedZone("", 2*3600)).Format(time.RFC3339Nano), r.IntN(5000))
-		case 1: // a null title
-			out[i] = fmt.Appendf(nil, `{"source": %q, "title": null, "timestamp": %q}`, src, ts.Format(time.RFC3339))
-		default:
-			out[i] = fmt.Appendf(nil, `{"source": %q, "title": %q, "timestamp": %q}`, src, title, ts.Format(time.RFC3339))
-		}
-	}
-	return out
 }
 
 // ProduceSample produces n sample events with badRatio malformed to topic.
