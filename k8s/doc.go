@@ -1,0 +1,11 @@
+// Package k8s holds HAADE's Kubernetes deployment: a kustomize base with dev
+// and prod overlays (base/, overlays/), the Argo CD project and Applications
+// (argocd/), and the deploy guide (README.md).
+//
+// The package has no code; its tests validate, without a cluster, the
+// manifests, the kustomize builds, the root Dockerfile and skaffold.yaml:
+//
+//	go test ./k8s/
+//	HAADE_DOCKERFILE_BUILD=1 go test -run TestDockerfile ./k8s/   (also cross-compiles the image's binaries)
+//	HAADE_SKAFFOLD=/path/to/skaffold go test -run TestSkaffold ./k8s/ (also runs Skaffold's own checks)
+package k8s

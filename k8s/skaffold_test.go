@@ -1,0 +1,200 @@
+package k8s_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// skaffoldConfig mirrors the part of Skaffold's skaffold/v4beta13 schema
+// that skaffold.yaml uses (field names from Skaffold v2.16's
+// pkg/skaffold/schema/latest). Decoding is strict, so a misspelt or
+// misplaced field fails here; fields the schema has but this file does not
+// use fail too, and must be added below before use.
+type skaffoldConfig struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	skaffoldPipeline
+	Profiles []struct {
+		Name       string `json:"name"`
+		Activation []struct {
+			Command string `json:"command,omitempty"`
+			Env     string `json:"env,omitempty"`
+		} `json:"activation,omitempty"`
+		skaffoldPipeline
+	} `json:"profiles"`
+}
+
+type skaffoldPipeline struct {
+	Build *struct {
+		Platforms []string            `json:"platforms,omitempty"`
+		TagPolicy map[string]struct{} `json:"tagPolicy,omitempty"`
+		Local     *struct {
+			Push        *bool `json:"push,omitempty"`
+			UseBuildkit *bool `json:"useBuildkit,omitempty"`
+		} `json:"local,omitempty"`
+		Artifacts []struct {
+			Image   string `json:"image"`
+			Context string `json:"context,omitempty"`
+			Docker  *struct {
+				Dockerfile string `json:"dockerfile,omitempty"`
+			} `json:"docker,omitempty"`
+		} `json:"artifacts,omitempty"`
+	} `json:"build,omitempty"`
+	Manifests *struct {
+		Kustomize *struct {
+			Paths []string `json:"paths,omitempty"`
+		} `json:"kustomize,omitempty"`
+	} `json:"manifests,omitempty"`
+	ResourceSelector *struct {
+		Allow []struct {
+			GroupKind string   `json:"groupKind"`
+			Image     []string `json:"image,omitempty"`
+			Labels    []string `json:"labels,omitempty"`
+		} `json:"allow,omitempty"`
+	} `json:"resourceSelector,omitempty"`
+	Deploy *struct {
+		Kubectl *struct {
+			Flags struct {
+				Apply []string `json:"apply,omitempty"`
+			} `json:"flags,omitempty"`
+		} `json:"kubectl,omitempty"`
+		StatusCheckDeadlineSeconds    int  `json:"statusCheckDeadlineSeconds,omitempty"`
+		TolerateFailuresUntilDeadline bool `json:"tolerateFailuresUntilDeadline,omitempty"`
+	} `json:"deploy,omitempty"`
+	PortForward []struct {
+		ResourceType string `json:"resourceType"`
+		ResourceName string `json:"resourceName"`
+		Namespace    string `json:"namespace,omitempty"`
+		Port         int    `json:"port"`
+		LocalPort    int    `json:"localPort,omitempty"`
+	} `json:"portForward,omitempty"`
+}
+
+// TestSkaffold checks skaffold.yaml against the schema subset above and
+// against what it refers to: the Dockerfile, the overlays, the image name
+// the manifests use, and the services it port-forwards.
+func TestSkaffold(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "skaffold.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c skaffoldConfig
+	if err := decodeStrict(raw, &c); err != nil {
+		t.Fatalf("skaffold.yaml: %v", err)
+	}
+	if c.APIVersion != "skaffold/v4beta13" || c.Kind != "Config" {
+		t.Errorf("skaffold.yaml: %s %s, want skaffold/v4beta13 Config", c.APIVersion, c.Kind)
+	}
+	pipelines := map[string]skaffoldPipeline{"": c.skaffoldPipeline}
+	for _, p := range c.Profiles {
+		pipelines[p.Name] = p.skaffoldPipeline
+	}
+	for _, want := range []string{"dev", "prod"} {
+		if _, ok := pipelines[want]; !ok {
+			t.Errorf("skaffold.yaml: no profile %s", want)
+		}
+	}
+	// The image each overlay's workloads use must be a Skaffold artifact.
+	for profile, overlay := range map[string]string{"": "overlays/dev", "prod": "overlays/prod"} {
+		p := pipelines[profile]
+		if p.Manifests == nil || p.Manifests.Kustomize == nil || len(p.Manifests.Kustomize.Paths) != 1 || p.Manifests.Kustomize.Paths[0] != "k8s/"+overlay {
+			t.Errorf("profile %q: manifests.kustomize.paths should be [k8s/%s]", profile, overlay)
+			continue
+		}
+		if p.Build == nil || len(p.Build.Artifacts) == 0 {
+			t.Errorf("profile %q: no build artifacts", profile)
+			continue
+		}
+		images := map[string]bool{}
+		for _, a := range p.Build.Artifacts {
+			images[a.Image] = true
+			if a.Docker == nil || a.Docker.Dockerfile == "" {
+				t.Errorf("profile %q: artifact %s: no docker.dockerfile", profile, a.Image)
+			} else if _, err := os.Stat(filepath.Join(repoRoot(t), a.Context, a.Docker.Dockerfile)); err != nil {
+				t.Errorf("profile %q: artifact %s: %v", profile, a.Image, err)
+			}
+		}
+		ours := false
+		cl := newCluster(t, kustomizeBuild(t, overlay))
+		for _, pod := range cl.pods {
+			for _, ctr := range pod.Spec.Containers {
+				if ourImage.MatchString(ctr.Image) {
+					repo, _, _ := strings.Cut(ctr.Image, ":")
+					ours = true
+					if !images[repo] {
+						t.Errorf("profile %q: %s uses image %s, which Skaffold does not build (%v)", profile, pod.Owner.id(), repo, images)
+					}
+				}
+			}
+		}
+		if !ours {
+			t.Errorf("k8s/%s: no workload uses the HAADE image", overlay)
+		}
+	}
+	// The worker pool's image is inside a FlinkDeployment: Skaffold only
+	// rewrites images in custom resources its resourceSelector allows.
+	allowed := false
+	if rs := c.ResourceSelector; rs != nil {
+		for _, a := range rs.Allow {
+			allowed = allowed || (a.GroupKind == "FlinkDeployment.flink.apache.org" && len(a.Image) > 0)
+		}
+	}
+	if !allowed {
+		t.Error("resourceSelector does not allow image rewriting in FlinkDeployment.flink.apache.org")
+	}
+	// Port-forwards: MinIO's console, the Flink UI, the metrics.
+	dev := newCluster(t, kustomizeBuild(t, "overlays/dev"))
+	forwarded := map[int]bool{}
+	for _, pf := range c.PortForward {
+		forwarded[pf.Port] = true
+		if pf.ResourceType != "service" {
+			t.Errorf("portForward %s/%s: resourceType %s, want service", pf.Namespace, pf.ResourceName, pf.ResourceType)
+			continue
+		}
+		if err := dev.resolve(pf.Namespace, pf.ResourceName+"."+pf.Namespace+":"+strconv.Itoa(pf.Port)); err != nil {
+			t.Errorf("portForward: %v", err)
+		}
+	}
+	for port, what := range map[int]string{9001: "the MinIO console", 8081: "the Flink UI", 9102: "bronze's metrics"} {
+		if !forwarded[port] {
+			t.Errorf("skaffold.yaml does not port-forward %s (%d)", what, port)
+		}
+	}
+	runSkaffold(t)
+}
+
+// runSkaffold validates skaffold.yaml with Skaffold itself, when a binary
+// is at hand: $HAADE_SKAFFOLD, or skaffold on PATH. It is too heavy to
+// build in every test run (see k8s/README.md).
+func runSkaffold(t *testing.T) {
+	bin := os.Getenv("HAADE_SKAFFOLD")
+	if bin == "" {
+		bin, _ = exec.LookPath("skaffold")
+	}
+	if bin == "" {
+		t.Log("no skaffold binary (set HAADE_SKAFFOLD): schema checked by the subset above only")
+		return
+	}
+	for _, args := range [][]string{
+		{"diagnose", "--yaml-only"},
+		{"diagnose", "--yaml-only", "-p", "prod"},
+		{"fix", "--overwrite=false"},
+	} {
+		cmd := exec.Command(bin, append(args, "--filename", "skaffold.yaml")...)
+		cmd.Dir = repoRoot(t)
+		cmd.Env = append(os.Environ(), "SKAFFOLD_UPDATE_CHECK=false")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("skaffold %s: %v\n%s", strings.Join(args, " "), err, out)
+		} else {
+			t.Logf("skaffold %s: ok", strings.Join(args, " "))
+		}
+	}
+}
