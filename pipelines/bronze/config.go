@@ -52,11 +52,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	endpoint := runners.String(fs, "endpoint", "", "job server HOST:PORT for flink and universal")
 	brokers := fs.String("brokers", "", "comma-separated Kafka bootstrap servers; empty runs the embedded demo")
 	topic := fs.String("topic", "fintech.debt.raw", "Kafka topic")
-	cat := fs.String("catalog", "sql", "catalog type: sql or rest")
-	catName := fs.String("catalog-name", "local", "catalog name; Spark and pyiceberg must use the same")
-	catURI := fs.String("catalog-uri", "lakehouse/catalog.db", "sql: a SQLite path or a postgres:// URL; rest: an http(s):// URL")
-	warehouse := fs.String("warehouse", "lakehouse/warehouse", "warehouse root: a local path, file://... or s3://bucket/")
-	s3 := fs.String("s3-endpoint", "", "S3 endpoint such as http://minio.lakehouse:9000; credentials from AWS_* variables")
+	catalog := icebergio.CatalogFlags(fs)
 	tbl := fs.String("table", "lakehouse.bronze_events", "bronze table, namespace.table")
 	dlq := fs.String("dlq-table", "lakehouse.bronze_events_dlq", "dead-letter table, namespace.table")
 	interval := fs.Duration("commit-interval", 10*time.Second, "window length: one snapshot per interval")
@@ -85,7 +81,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 				TLSInsecureSkipVerify: *tlsSkip, SASLMechanism: strings.ToUpper(*saslMech), SASLUser: *saslUser,
 				SASLPassword: *saslPass, ReadUncommitted: *readUncommitted,
 			},
-			Catalog: icebergio.CatalogConfig{Type: *cat, Name: *catName, URI: *catURI, Warehouse: *warehouse, S3Endpoint: *s3},
+			Catalog: catalog(),
 			Table:   *tbl, DLQTable: *dlq, CommitInterval: *interval, Start: kafkaio.StartPolicy(*start),
 			Bounded: *bounded, MetricsAddr: *metrics, Pipeline: *pipeline, LogFormat: *logFormat, DemoEvents: *demo, Progress: *progress,
 		}

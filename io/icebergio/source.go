@@ -1,0 +1,383 @@
+package icebergio
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+func init() {
+	register.DoFn5x2[context.Context, *sourceWatermark, *sdf.LockRTracker, []byte,
+		func(beam.EventTime, SnapshotRows), sdf.ProcessContinuation, error](&snapshotsFn{})
+	register.Emitter2[beam.EventTime, SnapshotRows]()
+	beam.RegisterType(reflect.TypeOf((*SnapshotRows)(nil)).Elem())
+}
+
+// SourceTopic is the "topic" under which a pipeline that reads table ident
+// records its progress: the offsets of an Iceberg source are snapshot
+// sequence numbers, in the same summary key as Kafka offsets.
+func SourceTopic(ident string) string { return "iceberg:" + ident }
+
+// SnapshotRows is the element that ReadSnapshots emits: the rows that one
+// append snapshot of the source table added, as an Arrow IPC stream. Its
+// Range covers the sequence numbers from the previous append snapshot read
+// (exclusive) to this one (inclusive), so the ranges tile and a downstream
+// icebergio.Write records "every snapshot up to here is processed".
+type SnapshotRows struct {
+	Range      Range
+	SnapshotID int64
+	Rows       int64
+	IPC        []byte
+}
+
+// Decode appends the rows to *out, a pointer to a slice of a row struct
+// (see SchemaOf); columns are matched by name.
+func (r SnapshotRows) Decode(out any) error {
+	pv := reflect.ValueOf(out)
+	if pv.Kind() != reflect.Pointer || pv.Elem().Kind() != reflect.Slice {
+		return fmt.Errorf("%w: Decode wants a pointer to a slice, got %T", ErrRowType, out)
+	}
+	if len(r.IPC) == 0 {
+		return nil
+	}
+	rt, err := cachedRowType(pv.Elem().Type().Elem())
+	if err != nil {
+		return err
+	}
+	rd, err := ipc.NewReader(bytes.NewReader(r.IPC))
+	if err != nil {
+		return err
+	}
+	defer rd.Release()
+	for rd.Next() {
+		if err := appendRecord(pv.Elem(), rt, rd.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	return rd.Err()
+}
+
+// Source says which table ReadSnapshots reads and from where.
+type Source struct {
+	Catalog CatalogConfig
+	Ident   string
+	// After is the sequence number after which to read: the next offset
+	// recorded by the downstream table, minus one. 0 reads every snapshot.
+	After int64
+	// Bounded reads up to the snapshot with sequence number Until, then
+	// stops; use CurrentSequence for "what the table holds now". Otherwise
+	// the read polls for new snapshots.
+	Bounded bool
+	Until   int64
+	// Poll is how often an unbounded read looks for new snapshots. Default 5s.
+	Poll time.Duration
+}
+
+// CurrentSequence returns the sequence number of the table's current
+// snapshot (0 for an empty table).
+func CurrentSequence(ctx context.Context, cat CatalogConfig, ident string) (int64, error) {
+	c, err := cat.Open(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer closeCatalog(c)
+	tbl, err := loadTable(ctx, c, ident)
+	if err != nil {
+		return 0, err
+	}
+	if s := tbl.CurrentSnapshot(); s != nil {
+		return s.SequenceNumber, nil
+	}
+	return 0, nil
+}
+
+// ReadSnapshots reads the rows that append snapshots of src.Ident added,
+// snapshot by snapshot in sequence order, and returns PCollection<SnapshotRows>.
+// Element timestamps are processing time. Snapshots that are not appends
+// (compaction, overwrite, delete) add no new rows and are stepped over.
+// It resumes exactly-once when src.After comes from the downstream table's
+// own offsets (CommittedOffsets(...)[SourceTopic(ident)][0] - 1).
+func ReadSnapshots(s beam.Scope, src Source) beam.PCollection {
+	s = s.Scope("icebergio.ReadSnapshots")
+	end := int64(math.MaxInt64)
+	if src.Bounded {
+		end = max(src.Until, src.After) + 1
+	}
+	if src.Poll <= 0 {
+		src.Poll = 5 * time.Second
+	}
+	imp := beam.Impulse(s)
+	return beam.ParDo(s, &snapshotsFn{Catalog: src.Catalog, Ident: src.Ident, Start: src.After + 1, End: end, Poll: src.Poll}, imp)
+}
+
+type snapshotsFn struct {
+	Catalog    CatalogConfig
+	Ident      string
+	Start, End int64
+	Poll       time.Duration
+}
+
+func (f *snapshotsFn) CreateInitialRestriction(_ []byte) offsetrange.Restriction {
+	return offsetrange.Restriction{Start: f.Start, End: max(f.End, f.Start)}
+}
+
+func (f *snapshotsFn) SplitRestriction(_ []byte, r offsetrange.Restriction) []offsetrange.Restriction {
+	return []offsetrange.Restriction{r}
+}
+
+func (f *snapshotsFn) RestrictionSize(_ []byte, r offsetrange.Restriction) float64 { return 1 }
+
+func (f *snapshotsFn) CreateTracker(r offsetrange.Restriction) *sdf.LockRTracker {
+	return sdf.NewLockRTracker(&splitAtPosition{offsetrange.NewTracker(r)})
+}
+
+func (f *snapshotsFn) InitialWatermarkEstimatorState(_ beam.EventTime, _ offsetrange.Restriction, _ []byte) int64 {
+	return int64(mtime.MinTimestamp)
+}
+
+func (f *snapshotsFn) CreateWatermarkEstimator(state int64) *sourceWatermark {
+	return &sourceWatermark{state: state}
+}
+
+func (f *snapshotsFn) WatermarkEstimatorState(e *sourceWatermark) int64 { return e.state }
+
+func (f *snapshotsFn) ProcessElement(ctx context.Context, we *sourceWatermark, rt *sdf.LockRTracker, _ []byte, emit func(beam.EventTime, SnapshotRows)) (sdf.ProcessContinuation, error) {
+	r := rt.GetRestriction().(offsetrange.Restriction)
+	if r.Start >= r.End {
+		we.state = int64(mtime.MaxTimestamp)
+		return sdf.StopProcessing(), nil
+	}
+	var tbl *table.Table
+	err := retry(ctx, defaultBackoff, "load source table", f.Ident, func() error {
+		cat, err := f.Catalog.Open(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeCatalog(cat)
+		tbl, err = loadTable(ctx, cat, f.Ident)
+		return err
+	})
+	if err != nil {
+		return sdf.StopProcessing(), err
+	}
+	next := r.Start
+	for _, snap := range appendSnapshots(tbl, r.Start, r.End) {
+		if !rt.TryClaim(snap.SequenceNumber) {
+			return sdf.StopProcessing(), nil
+		}
+		out := SnapshotRows{Range: Range{Topic: SourceTopic(f.Ident), Start: next, End: snap.SequenceNumber + 1}, SnapshotID: snap.SnapshotID}
+		if err := retry(ctx, defaultBackoff, "read snapshot", f.Ident, func() error {
+			var err error
+			out.IPC, out.Rows, err = addedRows(ctx, tbl, snap)
+			return err
+		}); err != nil {
+			return sdf.StopProcessing(), err
+		}
+		next = out.Range.End
+		emit(mtime.Now(), out)
+	}
+	if r.End != math.MaxInt64 {
+		// Bounded: every snapshot up to the end is read.
+		if next < r.End {
+			rt.TryClaim(r.End - 1)
+		}
+		we.state = int64(mtime.MaxTimestamp)
+		return sdf.StopProcessing(), nil
+	}
+	we.state = max(we.state, int64(mtime.Now()))
+	return sdf.ResumeProcessingIn(f.Poll), nil
+}
+
+// appendSnapshots lists the append snapshots of the main branch whose
+// sequence numbers are in [from, to), oldest first.
+func appendSnapshots(tbl *table.Table, from, to int64) []table.Snapshot {
+	cur := tbl.CurrentSnapshot()
+	if cur == nil {
+		return nil
+	}
+	var out []table.Snapshot
+	for _, s := range table.AncestorsOf(cur.SnapshotID, tbl.Metadata().SnapshotByID) {
+		if s.SequenceNumber < from || s.SequenceNumber >= to {
+			continue
+		}
+		if s.Summary != nil && s.Summary.Operation != table.OpAppend {
+			continue
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SequenceNumber < out[j].SequenceNumber })
+	return out
+}
+
+// addedRows reads the data files that snapshot added, as one Arrow IPC
+// stream. Appended files carry no deletes, so reading the Parquet files as
+// they are is the snapshot's new rows.
+func addedRows(ctx context.Context, tbl *table.Table, snap table.Snapshot) ([]byte, int64, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	manifests, err := snap.Manifests(fs)
+	if err != nil {
+		return nil, 0, err
+	}
+	var buf bytes.Buffer
+	var w *ipc.Writer
+	var rows int64
+	for _, m := range manifests {
+		if m.ManifestContent() != iceberg.ManifestContentData || m.SnapshotID() != snap.SnapshotID {
+			continue
+		}
+		entries, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, e := range entries {
+			if e.Status() != iceberg.EntryStatusADDED || e.SnapshotID() != snap.SnapshotID {
+				continue
+			}
+			n, err := readParquet(ctx, fs, e.DataFile().FilePath(), func(rec arrow.RecordBatch) error {
+				if w == nil {
+					w = ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
+				}
+				return w.Write(rec)
+			})
+			if err != nil {
+				return nil, 0, fmt.Errorf("read %s: %w", e.DataFile().FilePath(), err)
+			}
+			rows += n
+		}
+	}
+	if w != nil {
+		if err := w.Close(); err != nil {
+			return nil, 0, err
+		}
+	}
+	slog.Debug("read snapshot", "snapshot", snap.SnapshotID, "rows", rows)
+	return buf.Bytes(), rows, nil
+}
+
+func readParquet(ctx context.Context, fs iceio.IO, path string, fn func(arrow.RecordBatch) error) (int64, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return 0, err
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	if err != nil {
+		return 0, err
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rr.Release()
+	var n int64
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		n += rec.NumRows()
+		if err := fn(rec); err != nil {
+			return n, err
+		}
+	}
+	return n, rr.Err()
+}
+
+// sourceWatermark is the watermark of the single element of ReadSnapshots:
+// the time its last poll ended (element timestamps are processing time).
+type sourceWatermark struct{ state int64 }
+
+func (e *sourceWatermark) CurrentWatermark() time.Time { return mtime.Time(e.state).ToTime() }
+
+// splitAtPosition splits only at the current position, like the Kafka read.
+type splitAtPosition struct{ *offsetrange.Tracker }
+
+func (t *splitAtPosition) TrySplit(float64) (any, any, error) { return t.Tracker.TrySplit(0) }
+
+func (t *splitAtPosition) IsBounded() bool {
+	return t.GetRestriction().(offsetrange.Restriction).End != math.MaxInt64
+}
+
+// ResumeSource plans a read of table ident for a pipeline that writes the
+// given sinks: it starts after the smallest source position the sinks hold
+// (DESIGN.md decision 3, with snapshot sequence numbers for offsets), and
+// when bounded ends at the table's current snapshot. It returns the Source
+// and the start offsets to pass to Write.
+func ResumeSource(ctx context.Context, cat CatalogConfig, ident string, bounded bool, sinks ...*Sink) (Source, Offsets, error) {
+	topic := SourceTopic(ident)
+	var sets []Offsets
+	for _, k := range sinks {
+		sets = append(sets, k.Committed)
+	}
+	after := int64(0)
+	if next, ok := Min(sets...).Next(topic, 0); ok {
+		after = next - 1
+	}
+	src := Source{Catalog: cat, Ident: ident, After: after}
+	if bounded {
+		cur, err := CurrentSequence(ctx, cat, ident)
+		if err != nil {
+			return src, nil, err
+		}
+		src.Bounded, src.Until = true, max(cur, after)
+	}
+	start := Offsets{}
+	start.Set(topic, 0, after+1)
+	return src, start, nil
+}
+
+// EncodeRows encodes a slice of a row type as the Arrow IPC stream of a
+// SnapshotRows, as ReadSnapshots would emit it. It is for tests and tools.
+func EncodeRows(rows any) ([]byte, error) {
+	v := reflect.ValueOf(rows)
+	if v.Kind() != reflect.Slice {
+		return nil, fmt.Errorf("%w: EncodeRows wants a slice, got %T", ErrRowType, rows)
+	}
+	rt, err := cachedRowType(v.Type().Elem())
+	if err != nil {
+		return nil, err
+	}
+	as, err := table.SchemaToArrowSchema(rt.schema(), nil, true, false)
+	if err != nil {
+		return nil, err
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer b.Release()
+	newAppender(rt, b).appendSlice(v, 0, v.Len())
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(as))
+	if err := w.Write(rec); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

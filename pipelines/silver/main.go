@@ -1,0 +1,158 @@
+// Command silver turns lakehouse.bronze_events into lakehouse.silver_events:
+// clean, validated and deduplicated rows, with rejects in
+// lakehouse.silver_rejects, exactly once, keyed by the bronze snapshots it
+// has processed.
+//
+//	go run ./pipelines/silver --bounded
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/runners"
+	"github.com/haade/haade/runners/obs"
+	"github.com/haade/haade/transforms/silver"
+)
+
+// Config is the silver pipeline's configuration; every flag can also be set
+// as HAADE_<FLAG>.
+type Config struct {
+	Runner, Endpoint string
+	Catalog          icebergio.CatalogConfig
+	// Source is the bronze table; Table and Rejects are written.
+	Source, Table, Rejects string
+	CommitInterval         time.Duration
+	Horizon                time.Duration
+	// Bounded processes the bronze snapshots that exist at start and exits;
+	// otherwise it polls for new ones every Poll.
+	Bounded     bool
+	Poll        time.Duration
+	Pipeline    string
+	MetricsAddr string
+}
+
+func flags(fs *flag.FlagSet) func() (Config, error) {
+	runner := runners.String(fs, "runner", "direct", "direct (Prism, in process), prism, flink or universal")
+	endpoint := runners.String(fs, "endpoint", "", "job server HOST:PORT for flink and universal")
+	catalog := icebergio.CatalogFlags(fs)
+	source := fs.String("source", "lakehouse.bronze_events", "bronze table to read")
+	tbl := fs.String("table", "lakehouse.silver_events", "silver table")
+	rejects := fs.String("rejects-table", "lakehouse.silver_rejects", "table of rows that fail validation")
+	interval := fs.Duration("commit-interval", 10*time.Second, "window length: one snapshot per interval")
+	horizon := fs.Duration("dedup-horizon", 24*time.Hour, "drop a row whose source, title and timestamp match a row ingested at most this long before")
+	bounded := fs.Bool("bounded", false, "process the bronze snapshots that exist now, commit, and exit")
+	poll := fs.Duration("poll", 5*time.Second, "how often an unbounded run looks for new bronze snapshots")
+	pipeline := fs.String("pipeline-id", "silver", "stable pipeline id written into every snapshot summary")
+	metrics := fs.String("metrics-addr", "", "address of /metrics; empty turns it off")
+	return func() (Config, error) {
+		c := Config{Runner: runner(), Endpoint: endpoint(), Catalog: catalog(), Source: *source, Table: *tbl, Rejects: *rejects,
+			CommitInterval: *interval, Horizon: *horizon, Bounded: *bounded, Poll: *poll, Pipeline: *pipeline, MetricsAddr: *metrics}
+		if err := runners.Validate(c.Runner, c.Endpoint); err != nil {
+			return c, err
+		}
+		for flagName, id := range map[string]string{"--source": c.Source, "--table": c.Table, "--rejects-table": c.Rejects} {
+			if _, err := icebergio.Identifier(id); err != nil {
+				return c, fmt.Errorf("%s: %v", flagName, err)
+			}
+		}
+		if c.Horizon <= 0 {
+			return c, fmt.Errorf("--dedup-horizon=%v: want > 0", c.Horizon)
+		}
+		if c.CommitInterval < 100*time.Millisecond || (24*time.Hour)%c.CommitInterval != 0 {
+			return c, fmt.Errorf("--commit-interval=%v: want at least 100ms, dividing a day", c.CommitInterval)
+		}
+		if _, err := c.Catalog.Properties(); err != nil {
+			return c, fmt.Errorf("--catalog-uri/--warehouse: %v", err)
+		}
+		return c, nil
+	}
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)) }
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := runners.NewFlagSet("silver")
+	config := flags(fs)
+	if err := runners.Parse(fs, args, getenv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			runners.Usage(stdout, fs)
+			return 0
+		}
+		fmt.Fprintf(stderr, "silver: %v\n", err)
+		return 2
+	}
+	beam.Init()
+	cfg, err := config()
+	if err != nil {
+		fmt.Fprintf(stderr, "silver: %v\n", err)
+		return 2
+	}
+	ctx := context.Background()
+	if err := obs.Serve(ctx, cfg.MetricsAddr); err != nil {
+		fmt.Fprintf(stderr, "silver: %v\n", err)
+		return 2
+	}
+	p, s := beam.NewPipelineWithRoot()
+	if err := build(ctx, s, cfg); err != nil {
+		fmt.Fprintf(stderr, "silver: %v\n", err)
+		return 2
+	}
+	if _, err := runners.Run(ctx, cfg.Runner, p); err != nil {
+		fmt.Fprintf(stderr, "silver: run failed: %v\n", err)
+		return 1
+	}
+	return summary(ctx, stdout, cfg)
+}
+
+func summary(ctx context.Context, out io.Writer, cfg Config) int {
+	cat, err := cfg.Catalog.Open(ctx)
+	if err != nil {
+		fmt.Fprintln(out, err)
+		return 1
+	}
+	for _, id := range []string{cfg.Table, cfg.Rejects} {
+		st, err := icebergio.Stat(ctx, cat, id, cfg.Pipeline)
+		if err != nil {
+			fmt.Fprintln(out, err)
+			return 1
+		}
+		fmt.Fprintf(out, "%-28s %8d rows  %3d snapshots  bronze processed up to sequence %d\n", id, st.Rows, st.Snapshots,
+			st.Offsets[icebergio.SourceTopic(cfg.Source)][0]-1)
+	}
+	return 0
+}
+
+// build wires bronze snapshots -> normalise and validate -> deduplicate ->
+// silver and rejects.
+func build(ctx context.Context, s beam.Scope, cfg Config) error {
+	events, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.Table, Row: silver.Event{},
+		Partition: []icebergio.PartitionField{{Column: "timestamp", Transform: "day"}}}, cfg.Pipeline)
+	if err != nil {
+		return err
+	}
+	rejects, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.Rejects, Row: silver.Reject{}}, cfg.Pipeline)
+	if err != nil {
+		return err
+	}
+	events.Interval, rejects.Interval = cfg.CommitInterval, cfg.CommitInterval
+	src, start, err := icebergio.ResumeSource(ctx, cfg.Catalog, cfg.Source, cfg.Bounded, events, rejects)
+	if err != nil {
+		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
+	}
+	src.Poll = cfg.Poll
+
+	snapshots := icebergio.ReadSnapshots(s, src)
+	clean, bad := silver.FromBronze(s, snapshots)
+	clean = silver.Dedup(s, clean, silver.DedupOptions{Horizon: cfg.Horizon, Catalog: cfg.Catalog, Table: cfg.Table})
+	icebergio.Write(s, events, start, clean)
+	icebergio.Write(s, rejects, start, bad)
+	return nil
+}

@@ -1,0 +1,106 @@
+// Package silver turns bronze rows into clean, deduplicated silver rows:
+// whitespace trimmed and collapsed, canonical lower-cased source names,
+// invalid rows sent to a rejects table with their reason, and duplicates
+// (same source, title and event timestamp) dropped within a horizon.
+package silver
+
+import (
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/transforms/parse"
+)
+
+func init() {
+	for _, t := range []any{Event{}, Reject{}, Batch{}, RejectBatch{}} {
+		beam.RegisterType(reflect.TypeOf(t))
+	}
+}
+
+// Event is one row of lakehouse.silver_events. Times are microseconds, UTC.
+type Event struct {
+	Source           string  `iceberg:"source,required"`
+	Title            string  `iceberg:"title,required"`
+	Timestamp        int64   `iceberg:"timestamp,required,timestamptz"`
+	IngestedAt       int64   `iceberg:"ingested_at,required,timestamptz"`
+	KafkaPartition   int32   `iceberg:"kafka_partition,required"`
+	KafkaOffset      int64   `iceberg:"kafka_offset,required"`
+	BronzeSnapshotID int64   `iceberg:"bronze_snapshot_id,required"`
+	Extra            *string `iceberg:"extra"`
+}
+
+// Reject is one row of lakehouse.silver_rejects: a bronze row that failed
+// validation, as it was, with the reason.
+type Reject struct {
+	Source           *string `iceberg:"source"`
+	Title            *string `iceberg:"title"`
+	Timestamp        int64   `iceberg:"timestamp,required,timestamptz"`
+	IngestedAt       int64   `iceberg:"ingested_at,required,timestamptz"`
+	KafkaPartition   int32   `iceberg:"kafka_partition,required"`
+	KafkaOffset      int64   `iceberg:"kafka_offset,required"`
+	BronzeSnapshotID int64   `iceberg:"bronze_snapshot_id,required"`
+	Reason           string  `iceberg:"reason,required"`
+}
+
+// Batch holds the silver rows made from one bronze snapshot.
+type Batch struct {
+	Source icebergio.Range
+	Rows   []Event
+}
+
+func (b Batch) Range() icebergio.Range { return b.Source }
+func (b Batch) RowSlice() any          { return b.Rows }
+
+// RowOffset is the bronze snapshot's sequence number: every row of a
+// snapshot has the same position.
+func (b Batch) RowOffset(int) int64 { return b.Source.End - 1 }
+
+// RejectBatch holds the rejects of one bronze snapshot.
+type RejectBatch struct {
+	Source icebergio.Range
+	Rows   []Reject
+}
+
+func (b RejectBatch) Range() icebergio.Range { return b.Source }
+func (b RejectBatch) RowSlice() any          { return b.Rows }
+func (b RejectBatch) RowOffset(int) int64    { return b.Source.End - 1 }
+
+// Clean collapses runs of white space into one space and trims the ends.
+func Clean(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// CanonicalSource lower-cases a source name and joins its words with "-":
+// " Central  Bank " is "central-bank".
+func CanonicalSource(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), "-")) }
+
+// earliest is the oldest event time silver accepts.
+var earliest = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+
+// futureSlack is how far past its ingestion an event time may lie.
+const futureSlack = 24 * time.Hour
+
+// Normalize turns one bronze row into a silver row, or says why it is
+// rejected.
+func Normalize(b parse.Event, snapshot int64) (Event, string) {
+	var src, title string
+	if b.Source != nil {
+		src = CanonicalSource(*b.Source)
+	}
+	if b.Title != nil {
+		title = Clean(*b.Title)
+	}
+	switch {
+	case src == "":
+		return Event{}, "missing source"
+	case title == "":
+		return Event{}, "missing title"
+	case b.Timestamp < earliest:
+		return Event{}, "timestamp before 2000-01-01"
+	case b.Timestamp > b.IngestedAt+futureSlack.Microseconds():
+		return Event{}, "timestamp more than a day after ingestion"
+	}
+	return Event{Source: src, Title: title, Timestamp: b.Timestamp, IngestedAt: b.IngestedAt,
+		KafkaPartition: b.KafkaPartition, KafkaOffset: b.KafkaOffset, BronzeSnapshotID: snapshot, Extra: b.Extra}, ""
+}
