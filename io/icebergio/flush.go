@@ -1,0 +1,94 @@
+package icebergio
+
+import (
+	"context"
+
+	"github.com/apache/iceberg-go"
+)
+
+// flushRows is how many rows of one window a writer buffers within a
+// bundle before it writes them as data files, in the background, while the
+// bundle goes on.
+//
+// On Prism a bundle of the read stage holds up to a second of every
+// partition (all pending restrictions go in one bundle), so with a backlog
+// a writer that kept a whole bundle in Arrow would hold millions of rows.
+// Writing every flushRows rows bounds the writer's memory whatever the
+// bundle's size, and lets Parquet encoding run on another core beside the
+// read and parse. Files are still emitted only in FinishBundle, so what a
+// bundle hands the committer, and when, is unchanged; a bundle that fails
+// leaves orphan files, as before.
+const flushRows = 256 << 10
+
+// fileWrite is one write of buffered rows as data files, running in the
+// background; files and err are set when done is closed.
+type fileWrite struct {
+	done  chan struct{}
+	files []iceberg.DataFile
+	err   error
+}
+
+// bufWrites is what a window's buffer has handed to background writes.
+type bufWrites struct {
+	unwritten int64 // rows in the builder, not yet handed to a write
+	writes    []*fileWrite
+}
+
+// appended counts n rows just appended to buf, and writes the buffered rows
+// once there are flushRows of them.
+func (f *writeFn) appended(ctx context.Context, buf *windowBuf, n int) {
+	buf.flush.unwritten += int64(n)
+	if buf.flush.unwritten >= flushRows {
+		f.startWrite(ctx, buf)
+	}
+}
+
+// startWrite hands the window's buffered rows to a background write. At
+// most one write of this writer runs at a time: it waits for the previous
+// one first, so a bundle holds at most two buffers of rows.
+func (f *writeFn) startWrite(ctx context.Context, buf *windowBuf) {
+	if f.inflight != nil {
+		<-f.inflight.done
+	}
+	rec := buf.builder.NewRecordBatch() // also empties the builder for reuse
+	buf.flush.unwritten = 0
+	w := &fileWrite{done: make(chan struct{})}
+	buf.flush.writes = append(buf.flush.writes, w)
+	f.inflight = w
+	go func() {
+		defer close(w.done)
+		w.files, w.err = f.writeFiles(ctx, rec)
+		rec.Release()
+	}()
+}
+
+// finishWrites writes the window's remaining rows, waits for all of its
+// writes, releases its builder, and returns its data files. On an error no
+// write of this writer is left running.
+func (f *writeFn) finishWrites(ctx context.Context, buf *windowBuf) ([]iceberg.DataFile, error) {
+	if buf.flush.unwritten > 0 {
+		f.startWrite(ctx, buf)
+	}
+	var files []iceberg.DataFile
+	var err error
+	for _, w := range buf.flush.writes {
+		<-w.done
+		if err == nil {
+			err = w.err
+		}
+		files = append(files, w.files...)
+	}
+	buf.builder.Release()
+	if err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// waitWrites waits for the writer's background write, if one runs.
+func (f *writeFn) waitWrites() {
+	if f.inflight != nil {
+		<-f.inflight.done
+		f.inflight = nil
+	}
+}
