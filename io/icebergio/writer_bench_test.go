@@ -1,0 +1,150 @@
+package icebergio_test
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/io/icebergio"
+)
+
+// benchRow has the columns and tags of a bronze row (parse.Event), so that
+// these benchmarks measure the bronze layout without depending on parse.
+type benchRow struct {
+	Source         *string `iceberg:"source"`
+	Title          *string `iceberg:"title"`
+	Timestamp      int64   `iceberg:"timestamp,required,timestamptz"`
+	IngestedAt     int64   `iceberg:"ingested_at,required,timestamptz"`
+	KafkaTopic     string  `iceberg:"kafka_topic,required"`
+	KafkaPartition int32   `iceberg:"kafka_partition,required"`
+	KafkaOffset    int64   `iceberg:"kafka_offset,required"`
+	KafkaTimestamp *int64  `iceberg:"kafka_timestamp,timestamptz"`
+	Extra          *string `iceberg:"extra"`
+}
+
+// benchRows returns n rows shaped like the sample events of kafkatest: a
+// few sources, a few dozen titles, one in ten with extra members or a null
+// title, all ingested on one day.
+func benchRows(n int) []benchRow {
+	sources := []string{"news", "Reuters", " bloomberg ", "FT", "sec-filings", "twitter", "central-bank", "rating-agency"}
+	nouns := []string{"Debt market", "Sovereign bond", "Corporate credit", "High-yield", "Municipal debt", "Treasury", "Emerging-market debt", "Leveraged loan"}
+	verbs := []string{"update", "downgrade", "upgrade", "default warning", "issuance", "refinancing", "yield spike", "restructuring"}
+	var titles []string
+	for _, n := range nouns {
+		for _, v := range verbs {
+			titles = append(titles, n+" "+v)
+		}
+	}
+	base := time.Date(2026, 5, 19, 10, 0, 0, 0, time.UTC).UnixMicro()
+	ingested := time.Date(2026, 5, 20, 9, 0, 0, 0, time.UTC).UnixMicro()
+	r := rand.New(rand.NewPCG(1, 2))
+	rows := make([]benchRow, n)
+	for i := range rows {
+		kts := ingested - r.Int64N(5_000_000)
+		row := benchRow{
+			Source: &sources[r.IntN(len(sources))], Title: &titles[r.IntN(len(titles))],
+			Timestamp: base + int64(i)*1_000_000 + r.Int64N(1000)*1000, IngestedAt: ingested + int64(i/4096)*1000,
+			KafkaTopic: "fintech.debt.raw", KafkaPartition: int32(i % 8), KafkaOffset: int64(i / 8), KafkaTimestamp: &kts,
+		}
+		switch r.IntN(10) {
+		case 0:
+			e := fmt.Sprintf(`{"amount_musd":%d,"currency":"USD"}`, r.IntN(5000))
+			row.Extra = &e
+		case 1:
+			row.Title = nil
+		}
+		rows[i] = row
+	}
+	return rows
+}
+
+// BenchmarkAppend measures rows -> Arrow through the appender that Write
+// uses (icebergio.RowBuilder), for one batch of rows per iteration.
+func BenchmarkAppend(b *testing.B) {
+	sc, err := icebergio.SchemaOf(benchRow{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{4096, 65536} {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			rows := benchRows(n)
+			rb, err := icebergio.NewRowBuilder(nil, sc, benchRow{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rb.Release()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := rb.Append(rows); err != nil {
+					b.Fatal(err)
+				}
+				rb.NewRecordBatch().Release()
+			}
+			b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkWriteRecords measures table.WriteRecords of one Arrow batch into
+// zstd Parquet data files of a table in a temporary SQLite catalog, with the
+// table properties of DESIGN.md: day(ingested_at) partitioned as bronze,
+// and unpartitioned. Nothing is committed.
+func BenchmarkWriteRecords(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		part []icebergio.PartitionField
+	}{
+		{"day-partitioned", []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}},
+		{"unpartitioned", nil},
+	} {
+		for _, n := range []int{65536, 1 << 20} {
+			b.Run(fmt.Sprintf("%s/rows=%d", tc.name, n), func(b *testing.B) {
+				ctx := context.Background()
+				dir := b.TempDir()
+				cc := icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
+				cat, err := cc.Open(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c, ok := cat.(catalog.Closer); ok {
+					b.Cleanup(func() { c.Close() })
+				}
+				tbl, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: "bench.rows", Row: benchRow{}, Partition: tc.part})
+				if err != nil {
+					b.Fatal(err)
+				}
+				rb, err := icebergio.NewRowBuilder(nil, tbl.Schema(), benchRow{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer rb.Release()
+				if err := rb.Append(benchRows(n)); err != nil {
+					b.Fatal(err)
+				}
+				rec := rb.NewRecordBatch()
+				defer rec.Release()
+				var bytes int64
+				b.ReportAllocs()
+				for b.Loop() {
+					rec.Retain() // WriteRecords releases what it consumes
+					seq := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }
+					for df, err := range table.WriteRecords(ctx, tbl, rb.Schema(), iter.Seq2[arrow.RecordBatch, error](seq)) {
+						if err != nil {
+							b.Fatal(err)
+						}
+						bytes += df.FileSizeBytes()
+					}
+				}
+				b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "rows/s")
+				b.ReportMetric(float64(bytes)/float64(b.N)/float64(n), "parquet-B/row")
+			})
+		}
+	}
+}
