@@ -48,9 +48,11 @@ type keyRef struct {
 }
 
 // level is one open object whose member names are being checked for repeats.
+// It holds no pointers, so pushing and popping levels costs no GC write
+// barriers.
 type level struct {
-	keys, kbuf int                 // where its names start in scratch.keys and scratch.kbuf
-	set        map[string]struct{} // built once an object has many names
+	keys, kbuf int // where its names start in scratch.keys and scratch.kbuf
+	set        int // 1 + its index in scratch.sets once it has many names, else 0
 }
 
 // linearKeys is how many names an object may have before repeats are looked
@@ -65,7 +67,8 @@ type scratch struct {
 	keys    []keyRef
 	kbuf    []byte
 	members []extraMember
-	top     bool // levels[0] is the top-level object
+	sets    []map[string]struct{} // names of the open objects with many of them
+	top     bool                  // levels[0] is the top-level object
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -82,7 +85,8 @@ func (sc *scratch) release() {
 	if cap(sc.kbuf) > 64<<10 || cap(sc.keys) > 4096 || cap(sc.stack) > 4096 || cap(sc.members) > 4096 || cap(sc.levels) > 4096 {
 		return
 	}
-	clear(sc.levels)
+	clear(sc.sets)
+	sc.sets = sc.sets[:0]
 	sc.stack, sc.levels, sc.keys, sc.kbuf, sc.members = sc.stack[:0], sc.levels[:0], sc.keys[:0], sc.kbuf[:0], sc.members[:0]
 	sc.top = false
 	scratchPool.Put(sc)
@@ -96,7 +100,10 @@ func (sc *scratch) popLevel() {
 	n := len(sc.levels) - 1
 	lv := sc.levels[n]
 	sc.keys, sc.kbuf = sc.keys[:lv.keys], sc.kbuf[:lv.kbuf]
-	sc.levels[n] = level{}
+	if lv.set > 0 {
+		sc.sets[lv.set-1] = nil
+		sc.sets = sc.sets[:lv.set-1]
+	}
 	sc.levels = sc.levels[:n]
 }
 
@@ -118,11 +125,12 @@ func (sc *scratch) addKey(b []byte, s, e int, esc bool) ([]byte, bool) {
 	}
 	k := sc.key(b, r)
 	lv := &sc.levels[len(sc.levels)-1]
-	if lv.set != nil {
-		if _, dup := lv.set[string(k)]; dup {
+	if lv.set > 0 {
+		set := sc.sets[lv.set-1]
+		if _, dup := set[string(k)]; dup {
 			return k, true
 		}
-		lv.set[string(k)] = struct{}{}
+		set[string(k)] = struct{}{}
 		return k, false
 	}
 	for _, o := range sc.keys[lv.keys:] {
@@ -132,10 +140,12 @@ func (sc *scratch) addKey(b []byte, s, e int, esc bool) ([]byte, bool) {
 	}
 	sc.keys = append(sc.keys, r)
 	if n := len(sc.keys) - lv.keys; n > linearKeys {
-		lv.set = make(map[string]struct{}, 2*n)
+		set := make(map[string]struct{}, 2*n)
 		for _, o := range sc.keys[lv.keys:] {
-			lv.set[string(sc.key(b, o))] = struct{}{}
+			set[string(sc.key(b, o))] = struct{}{}
 		}
+		sc.sets = append(sc.sets, set)
+		lv.set = len(sc.sets)
 	}
 	return k, false
 }
