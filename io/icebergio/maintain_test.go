@@ -1,0 +1,508 @@
+package icebergio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// mRow is the row of the maintenance tests: nulls, binary and a
+// timestamp, so that a rewrite that lost any of them would show.
+type mRow struct {
+	Key       string  `iceberg:"key,required"`
+	Note      *string `iceberg:"note"`
+	Payload   []byte  `iceberg:"payload"`
+	At        int64   `iceberg:"at,required,timestamptz"`
+	Partition int32   `iceberg:"partition,required"`
+	Offset    int64   `iceberg:"offset,required"`
+}
+
+type mBatch struct {
+	r    Range
+	rows []mRow
+}
+
+func (b mBatch) Range() Range          { return b.r }
+func (b mBatch) RowSlice() any         { return b.rows }
+func (b mBatch) RowOffset(i int) int64 { return b.rows[i].Offset }
+
+const mTopic = "events"
+
+var mBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// mEnv is a temporary catalog with table ns.t, partitioned by partition,
+// and the writer and committer of one pipeline, as Write runs them.
+type mEnv struct {
+	t     *testing.T
+	cfg   CatalogConfig
+	cat   catalog.Catalog
+	ident string
+	dir   string
+
+	mu      sync.Mutex
+	running map[string]Offsets // pipeline -> offsets its committer holds
+	rows    []mRow             // every row committed
+}
+
+func newMEnv(t *testing.T) *mEnv {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	e := &mEnv{t: t, dir: dir, ident: "ns.t", running: map[string]Offsets{},
+		cfg: CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}}
+	cat, err := e.cfg.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeCatalog(cat) })
+	e.cat = cat
+	tbl := Table{Ident: e.ident, Row: mRow{}, Partition: []PartitionField{{Column: "partition", Transform: "identity"}}}
+	if _, err := EnsureTable(ctx, cat, tbl); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// rowsOf makes the rows of offsets [start, end) of a partition of topic.
+func rowsOf(topic string, p int32, start, end int64) []mRow {
+	var out []mRow
+	for off := start; off < end; off++ {
+		r := mRow{Key: fmt.Sprintf("%s/%d/%d", topic, p, off), At: mBase.UnixMicro() + off*1000, Partition: p, Offset: off}
+		if off%2 == 1 {
+			n := fmt.Sprintf("note\t%d", off)
+			r.Note = &n
+		}
+		switch off % 3 {
+		case 1:
+			r.Payload = []byte{}
+		case 2:
+			r.Payload = []byte{0, 0xff, byte(off)}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// write runs the real writer over n rows of each partition, as one bundle
+// of window w (1-based, 1s windows), and returns what the committer gets.
+func (e *mEnv) write(ctx context.Context, pipeline, topic string, w int, n int64, parts ...int32) (WindowFiles, []mRow, error) {
+	f := &writeFn{Catalog: e.cfg, Ident: e.ident, Pipeline: pipeline}
+	if err := f.Setup(ctx); err != nil {
+		return WindowFiles{}, nil, err
+	}
+	defer f.Teardown()
+	end := mBase.Add(time.Duration(w) * time.Second)
+	win := window.IntervalWindow{Start: mtime.FromTime(end.Add(-time.Second)), End: mtime.FromTime(end)}
+	var sets []FileSet
+	emit := func(_ beam.EventTime, fs FileSet) { sets = append(sets, fs) }
+	f.StartBundle(ctx, emit)
+	var rows []mRow
+	for _, p := range parts {
+		start := int64(w-1) * n
+		b := mBatch{r: Range{Topic: topic, Partition: p, Start: start, End: start + n}, rows: rowsOf(topic, p, start, start+n)}
+		rows = append(rows, b.rows...)
+		if err := f.ProcessElement(ctx, win, win.Start, b, emit); err != nil {
+			return WindowFiles{}, nil, err
+		}
+	}
+	if err := f.FinishBundle(ctx, emit); err != nil {
+		return WindowFiles{}, nil, err
+	}
+	i := 0
+	next := func(fs *FileSet) bool {
+		if i == len(sets) {
+			return false
+		}
+		*fs = sets[i]
+		i++
+		return true
+	}
+	var out WindowFiles
+	mergeFn{}.ProcessElement(win, e.ident, next, func(_ string, wf WindowFiles) { out = wf })
+	return out, rows, nil
+}
+
+// commitWindow writes and commits window w of pipeline through the real
+// writer and committer.
+func (e *mEnv) commitWindow(ctx context.Context, pipeline, topic string, w int, n int64, parts ...int32) error {
+	wf, rows, err := e.write(ctx, pipeline, topic, w, n, parts...)
+	if err != nil {
+		return err
+	}
+	c := &committer{cat: e.cat, ident: e.ident, pipeline: pipeline, start: Offsets{},
+		backoff: Backoff{Initial: time.Millisecond, Max: 20 * time.Millisecond}}
+	e.mu.Lock()
+	running := e.running[pipeline]
+	e.mu.Unlock()
+	rest, running, done, err := c.process(ctx, []WindowFiles{wf}, running)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 || len(done) != 1 || done[0].Outcome != "committed" {
+		return fmt.Errorf("window %d: rest %d, done %+v", w, len(rest), done)
+	}
+	e.mu.Lock()
+	e.running[pipeline] = running
+	e.rows = append(e.rows, rows...)
+	e.mu.Unlock()
+	return nil
+}
+
+func (e *mEnv) mustCommit(pipeline, topic string, w int, n int64, parts ...int32) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := e.commitWindow(ctx, pipeline, topic, w, n, parts...); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *mEnv) table() *table.Table {
+	e.t.Helper()
+	tbl, err := loadTable(context.Background(), e.cat, e.ident)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tbl
+}
+
+// checkRows compares the table's rows, read with a scan, to every row
+// committed, as a multiset.
+func (e *mEnv) checkRows() {
+	e.t.Helper()
+	var got []mRow
+	if err := ScanRows(context.Background(), e.cfg, e.ident, &got); err != nil {
+		e.t.Fatal(err)
+	}
+	e.mu.Lock()
+	want := append([]mRow(nil), e.rows...)
+	e.mu.Unlock()
+	byKey := cmpopts.SortSlices(func(a, b mRow) bool { return a.Key < b.Key })
+	if diff := cmp.Diff(want, got, byKey, cmpopts.EquateEmpty()); diff != "" {
+		e.t.Fatalf("rows differ (-committed +table):\n%s", diff)
+	}
+}
+
+// offsets returns CommittedOffsets of every pipeline, as strings.
+func (e *mEnv) offsets() map[string]string {
+	e.t.Helper()
+	all, err := AllCommittedOffsets(e.table())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for p, o := range all {
+		out[p] = o.String()
+	}
+	return out
+}
+
+// dataFiles lists the Parquet files under the table's data directory.
+func (e *mEnv) dataFiles() []string {
+	e.t.Helper()
+	var out []string
+	err := filepath.WalkDir(filepath.Join(e.dir, "warehouse"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var fastBackoff = Backoff{Initial: time.Millisecond, Max: 50 * time.Millisecond}
+
+// Compaction turns many small files into one per partition, keeps every
+// row and the offsets, and its snapshot carries the pipeline's haade keys,
+// so that the pipeline resumes from it and commits on top of it.
+func TestCompactKeepsRowsAndOffsets(t *testing.T) {
+	e := newMEnv(t)
+	for w := 1; w <= 6; w++ {
+		e.mustCommit("bronze", mTopic, w, 20, 0, 1)
+	}
+	if n := e.table().CurrentSnapshot().Summary.Properties["total-data-files"]; n != "12" {
+		t.Fatalf("%s data files before compaction, want 12", n)
+	}
+	before := e.offsets()
+	last := e.table().CurrentSnapshot().Summary.Properties
+
+	ctx := context.Background()
+	rep, err := Compact(ctx, e.cat, e.ident, CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Groups != 2 || rep.FilesRemoved != 12 || rep.FilesAdded != 2 || rep.DataFiles != 2 {
+		t.Fatalf("report %+v, want 2 groups, 12 files replaced by 2", rep)
+	}
+	e.checkRows()
+	if diff := cmp.Diff(before, e.offsets()); diff != "" {
+		t.Fatalf("offsets changed (-before +after):\n%s", diff)
+	}
+	cur := e.table().CurrentSnapshot()
+	if cur.SnapshotID != rep.Snapshot || cur.Summary.Operation != table.OpReplace {
+		t.Fatalf("current snapshot %d %s, want the rewrite %d", cur.SnapshotID, cur.Summary.Operation, rep.Snapshot)
+	}
+	for _, k := range []string{SummaryPipeline, SummaryWindowEnd, SummaryOffsets} {
+		if cur.Summary.Properties[k] != last[k] {
+			t.Errorf("rewrite snapshot %s=%q, want %q", k, cur.Summary.Properties[k], last[k])
+		}
+	}
+	if !strings.HasPrefix(cur.Summary.Properties[SummaryMaintenance], "compact/") {
+		t.Errorf("rewrite snapshot lacks %s", SummaryMaintenance)
+	}
+
+	// Nothing left to compact: a second run is a no-op.
+	if rep, err := Compact(ctx, e.cat, e.ident, CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff); err != nil || rep.Groups != 0 {
+		t.Fatalf("second compaction: %+v, %v", rep, err)
+	}
+	// The pipeline goes on from the rewrite snapshot.
+	e.mustCommit("bronze", mTopic, 7, 20, 0, 1)
+	e.checkRows()
+	if got := e.offsets()["bronze"]; got != "events/0=140 events/1=140 " {
+		t.Fatalf("offsets after window 7: %q", got)
+	}
+}
+
+// Expiry keeps the newest snapshot with each pipeline's offsets, and every
+// snapshot after it, however old and whatever --retain-last says; older
+// ones go, and so do the files only they referenced.
+func TestExpireKeepsOffsetsSnapshots(t *testing.T) {
+	e := newMEnv(t)
+	// Pipeline "old" commits windows 1-3 of its topic, then "bronze"
+	// commits windows 1-4 of another: "old" resumes from its third snapshot.
+	for w := 1; w <= 3; w++ {
+		e.mustCommit("old", "other", w, 10, 0)
+	}
+	for w := 1; w <= 4; w++ {
+		e.mustCommit("bronze", mTopic, w, 10, 0, 1)
+	}
+	snaps := ancestry(e.table())
+	oldCheckpoint := snaps[4] // newest first: 4 of bronze, then old's third
+	if oldCheckpoint.Summary.Properties[SummaryPipeline] != "old" {
+		t.Fatalf("snapshot %d is of %q", oldCheckpoint.SnapshotID, oldCheckpoint.Summary.Properties[SummaryPipeline])
+	}
+	before := e.offsets()
+	if len(before) != 2 {
+		t.Fatalf("pipelines %v", before)
+	}
+	time.Sleep(5 * time.Millisecond) // every snapshot is older than the age below
+	ctx := context.Background()
+	rep, err := ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Before != 7 || rep.After != 5 || rep.Retained != 5 {
+		t.Fatalf("report %+v, want 7 snapshots down to 5", rep)
+	}
+	if rep.Checkpoints["old"] != oldCheckpoint.SnapshotID || rep.Checkpoints["bronze"] != snaps[0].SnapshotID {
+		t.Fatalf("checkpoints %v", rep.Checkpoints)
+	}
+	if got := ancestry(e.table()); len(got) != 5 || got[4].SnapshotID != oldCheckpoint.SnapshotID {
+		t.Fatalf("ancestry after expiry has %d snapshots", len(got))
+	}
+	if diff := cmp.Diff(before, e.offsets()); diff != "" {
+		t.Fatalf("offsets changed (-before +after):\n%s", diff)
+	}
+	e.checkRows()
+
+	// After a compaction the rewrite snapshot carries bronze's offsets, so
+	// only "old" holds the older snapshots back.
+	if _, err := Compact(ctx, e.cat, e.ident, CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff); err != nil {
+		t.Fatal(err)
+	}
+	filesBefore := len(e.dataFiles())
+	time.Sleep(5 * time.Millisecond)
+	if rep, err = ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff); err != nil {
+		t.Fatal(err)
+	}
+	if rep.After != 6 {
+		t.Fatalf("report %+v: want 6 snapshots kept (old's checkpoint and after)", rep)
+	}
+	if diff := cmp.Diff(before, e.offsets()); diff != "" {
+		t.Fatalf("offsets changed (-before +after):\n%s", diff)
+	}
+
+	// With a single pipeline, everything before the rewrite goes, and the
+	// small files with it.
+	e2 := newMEnv(t)
+	for w := 1; w <= 5; w++ {
+		e2.mustCommit("bronze", mTopic, w, 10, 0)
+	}
+	before2 := e2.offsets()
+	if _, err := Compact(ctx, e2.cat, e2.ident, CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RewriteManifests(ctx, e2.cat, e2.ident, fastBackoff); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	rep, err = ExpireSnapshots(ctx, e2.cat, e2.ident, time.Millisecond, 1, fastBackoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.After > 2 {
+		t.Fatalf("report %+v: want the rewrite snapshot (and a manifest rewrite) only", rep)
+	}
+	if n := len(e2.dataFiles()); n != 1 {
+		t.Fatalf("%d data files on disk after expiry, want the compacted one only (had %d before)", n, filesBefore)
+	}
+	if diff := cmp.Diff(before2, e2.offsets()); diff != "" {
+		t.Fatalf("offsets changed (-before +after):\n%s", diff)
+	}
+	e2.checkRows()
+}
+
+func ancestry(tbl *table.Table) []table.Snapshot {
+	return table.AncestorsOf(tbl.CurrentSnapshot().SnapshotID, tbl.Metadata().SnapshotByID)
+}
+
+// Orphan cleanup deletes unreferenced files older than the age, keeps
+// younger ones and every referenced file, and refuses an age under 1h.
+func TestDeleteOrphans(t *testing.T) {
+	e := newMEnv(t)
+	e.mustCommit("bronze", mTopic, 1, 10, 0)
+	committed := e.dataFiles()
+	ctx := context.Background()
+	// Two windows written and never committed: a crashed bundle's files.
+	if _, _, err := e.write(ctx, "bronze", mTopic, 2, 10, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.write(ctx, "bronze", mTopic, 3, 10, 0); err != nil {
+		t.Fatal(err)
+	}
+	var orphans []string
+	for _, f := range e.dataFiles() {
+		if !contains(committed, f) {
+			orphans = append(orphans, f)
+		}
+	}
+	if len(orphans) != 2 {
+		t.Fatalf("orphans %v", orphans)
+	}
+	old := time.Now().Add(-3 * time.Hour)
+	// Every file but the young orphan is 3h old, metadata included.
+	err := filepath.WalkDir(filepath.Join(e.dir, "warehouse"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || p == orphans[1] {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DeleteOrphans(ctx, e.cat, e.ident, 30*time.Minute); !errors.Is(err, ErrUnsafeOrphanAge) {
+		t.Fatalf("age 30m: %v, want ErrUnsafeOrphanAge", err)
+	}
+	rep, err := DeleteOrphans(ctx, e.cat, e.ident, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Found != 1 || rep.Deleted != 1 {
+		t.Fatalf("report %+v, want 1 orphan deleted", rep)
+	}
+	want := append(append([]string(nil), committed...), orphans[1])
+	sort.Strings(want)
+	if diff := cmp.Diff(want, e.dataFiles()); diff != "" {
+		t.Fatalf("files left (-want +got):\n%s", diff)
+	}
+	e.checkRows()
+	e.mustCommit("bronze", mTopic, 2, 10, 0) // the table still works
+	e.checkRows()
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Maintenance running over and over while a pipeline commits windows as
+// fast as it can loses no row, duplicates none, and never moves the
+// offsets: conflicts on either side mean reload and retry.
+func TestMaintainConcurrentWithCommits(t *testing.T) {
+	e := newMEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const windows = 24
+	done := make(chan error, 1)
+	go func() {
+		for w := 1; w <= windows; w++ {
+			if err := e.commitWindow(ctx, "bronze", mTopic, w, 15, 0, 1); err != nil {
+				done <- fmt.Errorf("window %d: %w", w, err)
+				return
+			}
+		}
+		done <- nil
+	}()
+	opts := MaintainOptions{
+		Compact:    CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2},
+		RetainLast: 2, ExpireOlderThan: time.Millisecond, OrphanOlderThan: time.Hour,
+		Backoff: Backoff{Initial: 5 * time.Millisecond, Max: 100 * time.Millisecond},
+	}
+	runs, compactions, attempts := 0, 0, 0
+	prev := Offsets{}
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+		}
+		rep, err := Maintain(ctx, e.cat, e.ident, opts, nil)
+		if err != nil {
+			t.Fatalf("maintenance run %d: %v", runs+1, err)
+		}
+		runs++
+		if rep.Compact.Groups > 0 {
+			compactions++
+		}
+		attempts += rep.Compact.Attempts + rep.Manifests.Attempts + rep.Expire.Attempts
+		// The offsets never go back.
+		cur, err := CommittedOffsets(e.table(), "bronze")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev.ahead(cur) {
+			t.Fatalf("run %d: offsets went back from %s to %s", runs, prev, cur)
+		}
+		prev = cur
+	}
+	t.Logf("%d maintenance runs, %d compactions, %d commit attempts", runs, compactions, attempts)
+	if compactions == 0 {
+		t.Errorf("no maintenance run compacted anything")
+	}
+	e.checkRows()
+	if got, want := e.offsets()["bronze"], fmt.Sprintf("events/0=%d events/1=%d ", windows*15, windows*15); got != want {
+		t.Fatalf("offsets %q, want %q", got, want)
+	}
+	// A last run leaves the table compacted and intact.
+	if _, err := Maintain(ctx, e.cat, e.ident, opts, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.checkRows()
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/runners"
+)
+
+// Config is everything table maintenance needs. Every flag can also be set
+// as HAADE_<FLAG>.
+type Config struct {
+	// Catalog says where the tables live, as for pipelines/bronze.
+	Catalog icebergio.CatalogConfig
+	// Tables are the "namespace.table" names to maintain, in order.
+	Tables []string
+	// Options are the maintenance actions and their settings.
+	Options icebergio.MaintainOptions
+	// Timeout bounds the whole run, retries after conflicts included.
+	Timeout time.Duration
+	// LogFormat is text or json.
+	LogFormat string
+}
+
+// flags defines the command line on fs and returns a func that builds the
+// Config after fs is parsed.
+func flags(fs *flag.FlagSet) func() (Config, error) {
+	tables := fs.String("tables", "lakehouse.bronze_events,lakehouse.bronze_events_dlq", "comma-separated tables to maintain, namespace.table")
+	cat := fs.String("catalog", "sql", "catalog type: sql or rest")
+	catName := fs.String("catalog-name", "local", "catalog name; Spark and pyiceberg must use the same")
+	catURI := fs.String("catalog-uri", "lakehouse/catalog.db", "sql: a SQLite path or a postgres:// URL; rest: an http(s):// URL")
+	warehouse := fs.String("warehouse", "lakehouse/warehouse", "warehouse root: a local path, file://... or s3://bucket/")
+	s3 := fs.String("s3-endpoint", "", "S3 endpoint such as http://minio.lakehouse:9000; credentials from AWS_* variables")
+	target := sizeFlag(128 << 20)
+	fs.Var(&target, "target-file-size", "size of the data files compaction writes: bytes, or with KB, MB, GB, KiB, MiB, GiB")
+	minFiles := fs.Int("min-input-files", 5, "fewest small files of one partition worth compacting together")
+	expire := fs.Duration("expire-older-than", 24*time.Hour, "expire snapshots older than this (the newest --retain-last and each pipeline's offsets snapshot stay)")
+	retain := fs.Int("retain-last", 10, "newest snapshots always kept")
+	orphans := fs.Duration("orphan-older-than", 72*time.Hour, "delete unreferenced files older than this; at least 1h")
+	actions := fs.String("actions", joinActions(icebergio.Actions), "comma-separated actions to run, always in this order")
+	timeout := fs.Duration("timeout", time.Hour, "give up after this long, retries included")
+	logFormat := fs.String("log-format", "text", "text or json")
+
+	return func() (Config, error) {
+		c := Config{
+			Catalog:   icebergio.CatalogConfig{Type: *cat, Name: *catName, URI: *catURI, Warehouse: *warehouse, S3Endpoint: *s3},
+			Timeout:   *timeout,
+			LogFormat: *logFormat,
+			Options: icebergio.MaintainOptions{
+				Compact:         icebergio.CompactOptions{TargetFileSize: int64(target), MinInputFiles: *minFiles},
+				ExpireOlderThan: *expire, RetainLast: *retain, OrphanOlderThan: *orphans,
+			},
+		}
+		for _, t := range strings.Split(*tables, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				c.Tables = append(c.Tables, t)
+			}
+		}
+		as, err := icebergio.ParseActions(*actions)
+		if err != nil {
+			return c, fmt.Errorf("--actions=%q: %v", *actions, err)
+		}
+		c.Options.Actions = as
+		return c, c.validate()
+	}
+}
+
+// validate checks the configuration; each error names its flag.
+func (c Config) validate() error {
+	if c.Catalog.Type != "sql" && c.Catalog.Type != "rest" {
+		return fmt.Errorf("--catalog=%q: want sql or rest", c.Catalog.Type)
+	}
+	if c.Catalog.S3Endpoint != "" && !strings.HasPrefix(c.Catalog.S3Endpoint, "http://") && !strings.HasPrefix(c.Catalog.S3Endpoint, "https://") {
+		return fmt.Errorf("--s3-endpoint=%q: want http(s)://host:port", c.Catalog.S3Endpoint)
+	}
+	if len(c.Tables) == 0 {
+		return errors.New("--tables: empty")
+	}
+	for _, t := range c.Tables {
+		if _, err := icebergio.Identifier(t); err != nil {
+			return fmt.Errorf("--tables: %v", err)
+		}
+	}
+	o := c.Options
+	if o.Compact.TargetFileSize < 1<<20 {
+		return fmt.Errorf("--target-file-size=%d: want at least 1MiB", o.Compact.TargetFileSize)
+	}
+	if o.Compact.MinInputFiles < 2 {
+		return fmt.Errorf("--min-input-files=%d: want at least 2", o.Compact.MinInputFiles)
+	}
+	if o.ExpireOlderThan <= 0 {
+		return fmt.Errorf("--expire-older-than=%v: want > 0", o.ExpireOlderThan)
+	}
+	if o.RetainLast < 1 {
+		return fmt.Errorf("--retain-last=%d: want at least 1", o.RetainLast)
+	}
+	if o.OrphanOlderThan < icebergio.MinOrphanAge {
+		return fmt.Errorf("--orphan-older-than=%v: want at least %v: a writer's files may wait that long for their commit", o.OrphanOlderThan, icebergio.MinOrphanAge)
+	}
+	if c.Timeout <= 0 {
+		return fmt.Errorf("--timeout=%v: want > 0", c.Timeout)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		return fmt.Errorf("--log-format=%q: want text or json", c.LogFormat)
+	}
+	if _, err := c.Catalog.WarehouseURL(); err != nil {
+		return fmt.Errorf("--warehouse: %v", err)
+	}
+	// Last, as it looks at the file system: maintenance never creates a catalog.
+	if err := c.Catalog.CheckExists(); err != nil {
+		return fmt.Errorf("--catalog-uri=%s: %v", c.Catalog.URI, err)
+	}
+	if _, err := c.Catalog.Properties(); err != nil {
+		return fmt.Errorf("--catalog-uri: %v", err)
+	}
+	return nil
+}
+
+func joinActions(as []icebergio.Action) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = string(a)
+	}
+	return strings.Join(s, ",")
+}
+
+// sizeFlag is a byte size: 134217728, 128MiB, 0.5GB.
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return strconv.FormatInt(int64(*s), 10) }
+
+func (s *sizeFlag) Set(v string) error {
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"b", 1}}
+	num, mult := strings.ToLower(strings.TrimSpace(v)), 1.0
+	for _, u := range units {
+		if strings.HasSuffix(num, u.suffix) {
+			num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 || f*mult > 1<<50 {
+		return fmt.Errorf("want a size such as 134217728, 128MiB or 0.5GB")
+	}
+	*s = sizeFlag(f * mult)
+	return nil
+}
+
+// newFlagSet returns the command's flag set; it runs no Beam pipeline, so
+// it has none of Beam's flags.
+func newFlagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("maintain", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parseArgs parses a command line (without the program name) and the
+// environment, as main does.
+func parseArgs(args []string, getenv func(string) string) (Config, error) {
+	fs := newFlagSet()
+	cfg := flags(fs)
+	if err := runners.Parse(fs, args, getenv); err != nil {
+		return Config{}, err
+	}
+	return cfg()
+}
