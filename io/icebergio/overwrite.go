@@ -1,0 +1,186 @@
+package icebergio
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/runners/obs"
+)
+
+func init() {
+	beam.RegisterType(reflect.TypeOf((*overwriteFn)(nil)).Elem())
+}
+
+const dayMicros = int64(24 * time.Hour / time.Microsecond)
+
+// OverwriteDays replaces, in one snapshot, the days of the sink's table
+// that rows touch: every row of those days is deleted and rows are
+// written instead, so running it again with the same input changes
+// nothing. rows is a PCollection of a row type (see SchemaOf); column names
+// the row's day: an int32 date or an int64 timestamp column. The summary
+// records progress as the next source offsets, so a rerun reads only what
+// is new. It returns PCollection<Commit> with at most one element.
+//
+// All rows go to one worker: it is for small, aggregated tables (gold).
+func OverwriteDays(s beam.Scope, sink *Sink, dayColumn string, progress Offsets, rows beam.PCollection) beam.PCollection {
+	s = s.Scope("icebergio.OverwriteDays")
+	rt, err := sink.Table.rowType()
+	if err != nil {
+		panic(err)
+	}
+	if rows.Type().Type() != rt.goType {
+		panic(fmt.Sprintf("icebergio.OverwriteDays %s: rows are %v, the table's are %v", sink.Table.Ident, rows.Type().Type(), rt.goType))
+	}
+	var col *column
+	for i := range rt.columns {
+		if rt.columns[i].name == dayColumn {
+			col = &rt.columns[i]
+		}
+	}
+	if col == nil || col.pointer || (col.kind != reflect.Int32 && col.kind != reflect.Int64) {
+		panic(fmt.Sprintf("icebergio.OverwriteDays %s: %q is not a required date or timestamp column", sink.Table.Ident, dayColumn))
+	}
+	grouped := beam.GroupByKey(s, beam.AddFixedKey(s, rows))
+	return beam.ParDo(s, &overwriteFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline,
+		Column: dayColumn, Progress: progress.encode()}, grouped)
+}
+
+type overwriteFn struct {
+	Catalog  CatalogConfig
+	Ident    string
+	Pipeline string
+	Column   string
+	Progress string
+}
+
+func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*beam.X) bool, emit func(Commit)) error {
+	var v beam.X
+	var all reflect.Value
+	for values(&v) {
+		if !all.IsValid() {
+			all = reflect.MakeSlice(reflect.SliceOf(reflect.TypeOf(v)), 0, 1024)
+		}
+		all = reflect.Append(all, reflect.ValueOf(v))
+	}
+	if !all.IsValid() || all.Len() == 0 {
+		return nil
+	}
+	rt, err := cachedRowType(all.Type().Elem())
+	if err != nil {
+		return err
+	}
+	var col column
+	for _, c := range rt.columns {
+		if c.name == f.Column {
+			col = c
+		}
+	}
+	// The days the rows touch, and the filter that selects them.
+	days := map[int64]bool{}
+	for i := 0; i < all.Len(); i++ {
+		fv := all.Index(i).FieldByIndex(fieldIndex(rt.goType, col))
+		if col.kind == reflect.Int32 {
+			days[fv.Int()] = true
+		} else {
+			days[floorDiv(fv.Int(), dayMicros)] = true
+		}
+	}
+	var sorted []int64
+	for d := range days {
+		sorted = append(sorted, d)
+	}
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	var filter iceberg.BooleanExpression
+	for _, d := range sorted {
+		var e iceberg.BooleanExpression
+		if col.kind == reflect.Int32 {
+			e = iceberg.EqualTo(iceberg.Reference(f.Column), iceberg.Date(d))
+		} else {
+			e = iceberg.NewAnd(iceberg.GreaterThanEqual(iceberg.Reference(f.Column), iceberg.Timestamp(d*dayMicros)),
+				iceberg.LessThan(iceberg.Reference(f.Column), iceberg.Timestamp((d+1)*dayMicros)))
+		}
+		if filter == nil {
+			filter = e
+		} else {
+			filter = iceberg.NewOr(filter, e)
+		}
+	}
+	progress, err := decodeOffsets(f.Progress)
+	if err != nil {
+		return err
+	}
+	cat, err := f.Catalog.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeCatalog(cat)
+	started := time.Now()
+	var id int64
+	err = retry(ctx, defaultBackoff, "overwrite", f.Ident, func() error {
+		tbl, err := loadTable(ctx, cat, f.Ident)
+		if err != nil {
+			return err
+		}
+		as, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+		if err != nil {
+			return permanent(err)
+		}
+		b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+		defer b.Release()
+		newAppender(rt, b).appendSlice(all, 0, all.Len())
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
+		if err != nil {
+			return permanent(err)
+		}
+		defer rdr.Release()
+		props := iceberg.Properties{SummaryPipeline: f.Pipeline, SummaryOffsets: progress.encode(),
+			SummaryWindowEnd: started.UTC().Format(time.RFC3339Nano)}
+		tx := tbl.NewTransaction()
+		if err := tx.Overwrite(ctx, rdr, props, table.WithOverwriteFilter(filter)); err != nil {
+			return err
+		}
+		nt, err := tx.Commit(ctx)
+		if err != nil {
+			return err
+		}
+		id = nt.CurrentSnapshot().SnapshotID
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	obs.CommitDuration.WithLabelValues(f.Ident).Observe(now.Sub(started).Seconds())
+	obs.CommitSucceeded(f.Ident, now)
+	obs.Commits.WithLabelValues(f.Ident, "committed").Inc()
+	emit(Commit{Table: f.Ident, SnapshotID: id, Rows: int64(all.Len()), Outcome: "committed", Offsets: progress.String()})
+	return nil
+}
+
+func fieldIndex(t reflect.Type, c column) []int {
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Offset == c.offset {
+			return []int{i}
+		}
+	}
+	return nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
