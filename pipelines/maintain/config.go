@@ -32,11 +32,7 @@ type Config struct {
 // Config after fs is parsed.
 func flags(fs *flag.FlagSet) func() (Config, error) {
 	tables := fs.String("tables", "lakehouse.bronze_events,lakehouse.bronze_events_dlq", "comma-separated tables to maintain, namespace.table")
-	cat := fs.String("catalog", "sql", "catalog type: sql or rest")
-	catName := fs.String("catalog-name", "local", "catalog name; Spark and pyiceberg must use the same")
-	catURI := fs.String("catalog-uri", "lakehouse/catalog.db", "sql: a SQLite path or a postgres:// URL; rest: an http(s):// URL")
-	warehouse := fs.String("warehouse", "lakehouse/warehouse", "warehouse root: a local path, file://... or s3://bucket/")
-	s3 := fs.String("s3-endpoint", "", "S3 endpoint such as http://minio.lakehouse:9000; credentials from AWS_* variables")
+	catalogConfig := icebergio.CatalogFlags(fs)
 	target := sizeFlag(128 << 20)
 	fs.Var(&target, "target-file-size", "size of the data files compaction writes: bytes, or with KB, MB, GB, KiB, MiB, GiB")
 	minFiles := fs.Int("min-input-files", 5, "fewest small files of one partition worth compacting together")
@@ -49,7 +45,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 
 	return func() (Config, error) {
 		c := Config{
-			Catalog:   icebergio.CatalogConfig{Type: *cat, Name: *catName, URI: *catURI, Warehouse: *warehouse, S3Endpoint: *s3},
+			Catalog:   catalogConfig(),
 			Timeout:   *timeout,
 			LogFormat: *logFormat,
 			Options: icebergio.MaintainOptions{

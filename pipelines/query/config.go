@@ -39,18 +39,14 @@ TABLE is namespace.table, e.g. lakehouse.bronze_events. Flags may come before or
 every flag can also be set as HAADE_<FLAG>.`
 
 func flags(fs *flag.FlagSet) func(pos []string) (Config, error) {
-	cat := fs.String("catalog", "sql", "catalog type: sql or rest")
-	catName := fs.String("catalog-name", "local", "catalog name")
-	catURI := fs.String("catalog-uri", "lakehouse/catalog.db", "sql: a SQLite path or a postgres:// URL; rest: an http(s):// URL")
-	warehouse := fs.String("warehouse", "lakehouse/warehouse", "warehouse root: a local path, file://... or s3://bucket/")
-	s3 := fs.String("s3-endpoint", "", "S3 endpoint such as http://localhost:9000; credentials from AWS_* variables")
+	catalogConfig := icebergio.CatalogFlags(fs)
 	n := fs.Int("n", 20, "rows that head prints")
 	width := fs.Int("width", 40, "most characters of one cell; longer cells are cut with …")
 	color := fs.String("color", "auto", "highlight haade.* keys: auto (on a terminal), always or never")
 
 	return func(pos []string) (Config, error) {
 		c := Config{
-			Catalog: icebergio.CatalogConfig{Type: *cat, Name: *catName, URI: *catURI, Warehouse: *warehouse, S3Endpoint: *s3},
+			Catalog: catalogConfig(),
 			N:       *n, Width: *width, Color: *color,
 		}
 		if len(pos) == 0 {
