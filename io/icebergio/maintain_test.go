@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
@@ -370,6 +373,60 @@ func TestExpireKeepsOffsetsSnapshots(t *testing.T) {
 		t.Fatalf("offsets changed (-before +after):\n%s", diff)
 	}
 	e2.checkRows()
+}
+
+// Expiry keeps the snapshots that a pipeline reading the table by snapshot
+// (silver reading bronze) has not read yet, found in its own table's offsets.
+func TestExpireKeepsUnreadSnapshots(t *testing.T) {
+	e := newMEnv(t)
+	for w := 1; w <= 5; w++ {
+		e.mustCommit("bronze", mTopic, w, 10, 0)
+	}
+	// ns.down records that its pipeline "silver" reads ns.t's sequence 3 next.
+	ctx := context.Background()
+	down, err := EnsureTable(ctx, e.cat, Table{Ident: "ns.down", Row: mRow{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewRowBuilder(nil, down.Schema(), mRow{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if err := b.Append(rowsOf("x", 0, 0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	rec := b.NewRecordBatch()
+	rdr, err := array.NewRecordReader(b.Schema(), []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	defer rdr.Release()
+	read := Offsets{}
+	read.Set(SourceTopic(e.ident), 0, 3)
+	tx := down.NewTransaction()
+	if err := tx.Append(ctx, rdr, iceberg.Properties{SummaryPipeline: "silver", SummaryOffsets: read.encode()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	rep, err := ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int64{"ns.down/silver": 3}, rep.Readers); diff != "" {
+		t.Fatalf("readers (-want +got):\n%s", diff)
+	}
+	var seqs []int64
+	for _, s := range ancestry(e.table()) {
+		seqs = append(seqs, s.SequenceNumber)
+	}
+	if diff := cmp.Diff([]int64{5, 4, 3}, seqs); diff != "" {
+		t.Fatalf("sequence numbers kept (-want +got):\n%s", diff)
+	}
 }
 
 func ancestry(tbl *table.Table) []table.Snapshot {

@@ -83,8 +83,14 @@ func logAction(ident string, a icebergio.Action, r any) {
 			cps = append(cps, fmt.Sprintf("%s=%d", p, id))
 		}
 		sort.Strings(cps)
+		var rds []string
+		for p, seq := range r.Readers {
+			rds = append(rds, fmt.Sprintf("%s@%d", p, seq))
+		}
+		sort.Strings(rds)
 		slog.Info(string(a), "table", ident, "snapshots_before", r.Before, "snapshots_after", r.After,
-			"expired", r.Before-r.After, "retained_newest", r.Retained, "checkpoints", strings.Join(cps, ","), "attempts", r.Attempts)
+			"expired", r.Before-r.After, "retained_newest", r.Retained, "checkpoints", strings.Join(cps, ","),
+			"readers", strings.Join(rds, ","), "attempts", r.Attempts)
 	case icebergio.OrphanReport:
 		slog.Info(string(a), "table", ident, "orphans", r.Found, "deleted", r.Deleted, "bytes", r.Bytes)
 	}
