@@ -45,7 +45,7 @@ type rowType struct {
 
 // rowTypeOf parses the iceberg tags of a struct type.
 func rowTypeOf(t reflect.Type) (*rowType, error) {
-	if t.Kind() != reflect.Struct {
+	if t == nil || t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("%w: %v is not a struct", ErrRowType, t)
 	}
 	rt := &rowType{goType: t}

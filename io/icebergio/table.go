@@ -123,12 +123,19 @@ func (t Table) spec(sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
 	var opts []iceberg.PartitionOption
 	for _, p := range t.Partition {
 		tr, err := iceberg.ParseTransform(p.Transform)
+		if _, unknown := tr.(iceberg.UnknownTransform); err == nil && unknown {
+			// iceberg-go accepts unknown names, for reading others' tables.
+			err = iceberg.ErrInvalidTransform
+		}
 		if err != nil {
 			return iceberg.PartitionSpec{}, fmt.Errorf("table %s: partition transform %q: %w", t.Ident, p.Transform, err)
 		}
 		f, ok := sc.FindFieldByName(p.Column)
 		if !ok {
 			return iceberg.PartitionSpec{}, fmt.Errorf("table %s: partition column %q is not in the schema", t.Ident, p.Column)
+		}
+		if !tr.CanTransform(f.Type) {
+			return iceberg.PartitionSpec{}, fmt.Errorf("table %s: partition transform %q cannot apply to column %q of type %v", t.Ident, p.Transform, p.Column, f.Type)
 		}
 		name := p.Column + "_" + strings.SplitN(p.Transform, "[", 2)[0]
 		if p.Transform == "identity" {

@@ -193,7 +193,16 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 	}
 	putConsumer(f.ReadID, p.ID, c)
 	// Everything this partition emits from now on is stamped later than now.
-	we.advance(max(mtime.Now(), last))
+	now := max(mtime.Now(), last)
+	if rt.IsDone() {
+		// The runner split the restriction at the position while this call
+		// waited, and may already run the residual, whose records in a
+		// bundle not yet finished can be stamped before now. The residual
+		// owns the rest of the partition and its watermark. (now is taken
+		// before this check: a split after it starts a residual later.)
+		return sdf.StopProcessing(), nil
+	}
+	we.advance(now)
 	if idle {
 		return sdf.ResumeProcessingIn(f.Cfg.IdleWait), nil
 	}
@@ -203,7 +212,9 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 // finish ends the partition at its current position after Stop: it claims
 // the rest of the restriction so that the SDK sees it fully processed.
 func (f *readFn) finish(rt *sdf.LockRTracker, we *watermarkEstimator, r offsetrange.Restriction) (sdf.ProcessContinuation, error) {
-	rt.TryClaim(r.End - 1)
+	if !rt.TryClaim(r.End - 1) {
+		return sdf.StopProcessing(), nil // split meanwhile: the residual finishes the partition
+	}
 	we.advance(mtime.MaxTimestamp)
 	return sdf.StopProcessing(), nil
 }

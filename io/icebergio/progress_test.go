@@ -1,0 +1,90 @@
+package icebergio
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestOffsetsEncodeDecode(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Offsets
+		json string
+	}{
+		{"empty", Offsets{}, `{}`},
+		{"one partition", Offsets{"t": {0: 5}}, `{"t":{"0":5}}`},
+		// map keys are sorted as strings
+		{"several partitions", Offsets{"t": {2: 7, 10: 1, 0: 0}}, `{"t":{"0":0,"10":1,"2":7}}`},
+		{"several topics", Offsets{"b": {1: 1 << 40}, "a": {0: 3}}, `{"a":{"0":3},"b":{"1":1099511627776}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.o.encode()
+			if got != tc.json {
+				t.Errorf("encode = %s, want %s", got, tc.json)
+			}
+			back, err := decodeOffsets(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.o, back); diff != "" {
+				t.Errorf("decode(encode(o)) (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeOffsetsBad(t *testing.T) {
+	for _, s := range []string{``, `not json`, `{"t":5}`, `{"t":{"x":1}}`, `{"t":{"0":"1"}}`, `{"t":{"0":1.5}}`, `[1]`} {
+		t.Run(s, func(t *testing.T) {
+			if o, err := decodeOffsets(s); !errors.Is(err, ErrBadSummary) {
+				t.Fatalf("decodeOffsets(%q) = %v, %v; want ErrBadSummary", s, o, err)
+			}
+		})
+	}
+}
+
+func TestMin(t *testing.T) {
+	tests := []struct {
+		name string
+		sets []Offsets
+		want Offsets
+	}{
+		{"no sets", nil, Offsets{}},
+		{"one set", []Offsets{{"t": {0: 5, 1: 6}}}, Offsets{"t": {0: 5, 1: 6}}},
+		{"smallest wins", []Offsets{{"t": {0: 5, 1: 9}}, {"t": {0: 7, 1: 2}}}, Offsets{"t": {0: 5, 1: 2}}},
+		// a partition that one table lacks starts at its earliest offset
+		{"missing from the second", []Offsets{{"t": {0: 5, 1: 9}}, {"t": {0: 7}}}, Offsets{"t": {0: 5}}},
+		{"missing from the first", []Offsets{{"t": {0: 5}}, {"t": {0: 7, 1: 2}}}, Offsets{"t": {0: 5}}},
+		{"an empty table", []Offsets{{"t": {0: 5}}, {}}, Offsets{}},
+		{"other topics", []Offsets{{"a": {0: 1}, "b": {0: 4}}, {"b": {0: 3}}}, Offsets{"b": {0: 3}}},
+		{"three sets", []Offsets{{"t": {0: 5}}, {"t": {0: 4}}, {"t": {0: 6}}}, Offsets{"t": {0: 4}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Min(tc.sets...)); diff != "" {
+				t.Errorf("Min (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOffsetsMaxClone(t *testing.T) {
+	o := Offsets{"t": {0: 5, 1: 9}}
+	c := o.Clone()
+	c.Max(Offsets{"t": {0: 7, 1: 2, 2: 1}, "u": {0: 3}})
+	if diff := cmp.Diff(Offsets{"t": {0: 7, 1: 9, 2: 1}, "u": {0: 3}}, c); diff != "" {
+		t.Errorf("Max (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(Offsets{"t": {0: 5, 1: 9}}, o); diff != "" {
+		t.Errorf("Max changed the original of a clone (-want +got):\n%s", diff)
+	}
+	if got, want := c.String(), "t/0=7 t/1=9 t/2=1 u/0=3 "; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+	if _, ok := Offsets(nil).Next("t", 0); ok {
+		t.Error("a nil Offsets knows a partition")
+	}
+}

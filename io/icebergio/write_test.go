@@ -1,0 +1,143 @@
+package icebergio_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/icebergtest"
+)
+
+func init() {
+	register.Function2x0(stamp)
+	register.Emitter2[beam.EventTime, RowBatch]()
+	register.Function1x1(withoutSnapshotID)
+}
+
+// stamp gives a batch its event time, as the Kafka read does.
+func stamp(b RowBatch, emit func(beam.EventTime, RowBatch)) {
+	emit(beam.EventTime(b.EventTime), b)
+}
+
+// withoutSnapshotID drops the one field of a Commit that a test cannot know.
+func withoutSnapshotID(c icebergio.Commit) icebergio.Commit {
+	c.SnapshotID = 0
+	return c
+}
+
+// writePipeline builds CreateList(batches) -> stamp -> Write and returns
+// the pipeline and the Commit PCollection.
+func writePipeline(sink *icebergio.Sink, start icebergio.Offsets, batches []RowBatch) (*beam.Pipeline, beam.Scope, beam.PCollection) {
+	p, s := beam.NewPipelineWithRoot()
+	in := beam.ParDo(s, stamp, beam.CreateList(s, batches))
+	return p, s, icebergio.Write(s, sink, start, in)
+}
+
+func flatten(ws [][]RowBatch) []RowBatch {
+	var out []RowBatch
+	for _, w := range ws {
+		out = append(out, w...)
+	}
+	return out
+}
+
+func TestWrite(t *testing.T) {
+	sink, cat := testTable(t, "write")
+	ws := threeWindows()
+	start := icebergio.Offsets{topic: {0: 0, 1: 0}}
+	p, s, commits := writePipeline(sink, start, flatten(ws))
+	ident := sink.Table.Ident
+	passert.Equals(s, beam.ParDo(s, withoutSnapshotID, commits),
+		icebergio.Commit{Table: ident, WindowEnd: windowEnd(1).UnixMilli(), Rows: 14, Files: 1, Outcome: "committed", Offsets: "events/0=10 events/1=5 "},
+		icebergio.Commit{Table: ident, WindowEnd: windowEnd(2).UnixMilli(), Rows: 8, Files: 1, Outcome: "committed", Offsets: "events/0=20 events/1=8 "},
+		icebergio.Commit{Table: ident, WindowEnd: windowEnd(3).UnixMilli(), Rows: 9, Files: 1, Outcome: "committed", Offsets: "events/0=25 events/1=12 "},
+	)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+
+	if diff := cmp.Diff(rowsOf(flatten(ws)...), icebergtest.Rows[Row](t, cat, ident), sortRows); diff != "" {
+		t.Errorf("rows in the table (-want +got):\n%s", diff)
+	}
+	want := []map[string]string{
+		token(1, `{"events":{"0":10,"1":5}}`),
+		token(2, `{"events":{"0":20,"1":8}}`),
+		token(3, `{"events":{"0":25,"1":12}}`),
+	}
+	if diff := cmp.Diff(want, haadeSummaries(t, cat, ident)); diff != "" {
+		t.Errorf("snapshot summaries, oldest first (-want +got):\n%s", diff)
+	}
+}
+
+// TestWriteCrashBeforeCommit crashes the committer of the second window
+// after its data files are written; the run fails. The next run, fed the
+// source again, must leave every row in the table exactly once.
+func TestWriteCrashBeforeCommit(t *testing.T) {
+	tests := []struct {
+		name   string
+		replay func(ws [][]RowBatch) ([]RowBatch, icebergio.Offsets)
+	}{
+		{"the next run replays everything", func(ws [][]RowBatch) ([]RowBatch, icebergio.Offsets) {
+			return flatten(ws), icebergio.Offsets{topic: {0: 0, 1: 0}}
+		}},
+		{"the next run starts at the table's offsets", func(ws [][]RowBatch) ([]RowBatch, icebergio.Offsets) {
+			return flatten(ws[1:]), icebergio.Offsets{topic: {0: 10, 1: 5}}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sink, cat := testTable(t, "crash")
+			ident := sink.Table.Ident
+			ws := threeWindows()
+			crash := errors.New("injected crash before commit")
+			remove := icebergio.InjectBeforeCommit(ident, func(w icebergio.WindowFiles) error {
+				if w.WindowEnd == windowEnd(2).UnixMilli() {
+					return crash
+				}
+				return nil
+			})
+			t.Cleanup(remove)
+			p, _, _ := writePipeline(sink, icebergio.Offsets{topic: {0: 0, 1: 0}}, flatten(ws))
+			if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), crash.Error()) {
+				t.Fatalf("the run with a crash before the second commit returned %v, want the injected crash", err)
+			}
+			if diff := cmp.Diff([]map[string]string{token(1, `{"events":{"0":10,"1":5}}`)}, haadeSummaries(t, cat, ident)); diff != "" {
+				t.Fatalf("snapshots after the crash (-want +got):\n%s", diff)
+			}
+			remove()
+
+			// The next run reopens the sink as a pipeline does at start.
+			sink2, err := icebergio.Open(t.Context(), sink.Catalog, sink.Table, pipeline)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sink2.Interval = sink.Interval
+			if diff := cmp.Diff(icebergio.Offsets{topic: {0: 10, 1: 5}}, sink2.Committed); diff != "" {
+				t.Errorf("committed offsets at the restart (-want +got):\n%s", diff)
+			}
+			batches, start := tc.replay(ws)
+			p, s, commits := writePipeline(sink2, start, batches)
+			passert.Count(s, commits, "commits", 2) // W2 and W3; W1 is wholly dropped by the writers
+			if err := ptest.Run(p); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(rowsOf(flatten(ws)...), icebergtest.Rows[Row](t, cat, ident), sortRows); diff != "" {
+				t.Errorf("rows in the table (-want +got):\n%s", diff)
+			}
+			want := []map[string]string{
+				token(1, `{"events":{"0":10,"1":5}}`),
+				token(2, `{"events":{"0":20,"1":8}}`),
+				token(3, `{"events":{"0":25,"1":12}}`),
+			}
+			if diff := cmp.Diff(want, haadeSummaries(t, cat, ident)); diff != "" {
+				t.Errorf("snapshot summaries (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

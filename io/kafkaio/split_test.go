@@ -1,0 +1,101 @@
+package kafkaio
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+)
+
+// directRead returns a readFn of one unbounded partition of an empty topic,
+// called directly (no runner), with a shared watermark table.
+func directRead(t *testing.T) (*readFn, Partition) {
+	t.Helper()
+	cfg := startKafka(t, 1)
+	cfg.CallDuration = 300 * time.Millisecond
+	cfg = cfg.withDefaults()
+	p := Partition{ID: 0, Start: 0, End: unbounded}
+	f := &readFn{Cfg: cfg, ReadID: uniqueName(t), Constructed: time.Now().UnixNano()}
+	registerPartitions(f.ReadID, []Partition{p})
+	t.Cleanup(func() { f.Teardown(); forgetRead(f.ReadID) })
+	f.Setup()
+	return f, p
+}
+
+func noEmit(beam.EventTime, Batch) {}
+
+// TestReadCallAdvancesWatermark: an idle call ends by moving the
+// partition's watermark to the time it ended.
+func TestReadCallAdvancesWatermark(t *testing.T) {
+	f, p := directRead(t)
+	rt := f.CreateTracker(f.CreateInitialRestriction(p))
+	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	before := mtime.Now()
+	pc, err := f.ProcessElement(context.Background(), we, rt, p, noEmit)
+	if err != nil || !pc.ShouldResume() {
+		t.Fatalf("ProcessElement = %v, %v; want a resume", pc, err)
+	}
+	if got := minWatermark(f.ReadID, mtime.MaxTimestamp); got < before {
+		t.Errorf("watermark %v after an idle call, want at least %v", got, before)
+	}
+}
+
+// TestSplitPrimaryKeepsWatermark: Prism splits a bundle that makes no
+// progress (an idle partition) and schedules the residual at once, while
+// the primary call still runs. The residual then owns the partition: it
+// may emit records in a bundle still running, so the primary must not
+// move the partition's shared watermark past them when its call ends.
+func TestSplitPrimaryKeepsWatermark(t *testing.T) {
+	f, p := directRead(t)
+	rt := f.CreateTracker(f.CreateInitialRestriction(p))
+	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	split := make(chan any, 1)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		_, residual, _ := rt.TrySplit(0.5)
+		split <- residual
+	}()
+	pc, err := f.ProcessElement(context.Background(), we, rt, p, noEmit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := <-split; r != (offsetrange.Restriction{Start: 0, End: unbounded}) {
+		t.Fatalf("residual %v, want the whole partition", r)
+	}
+	if pc.ShouldResume() {
+		t.Errorf("the split primary asks to resume")
+	}
+	if got := minWatermark(f.ReadID, mtime.MaxTimestamp); got != mtime.MinTimestamp {
+		t.Errorf("the split primary moved the partition's watermark to %v", got)
+	}
+}
+
+// TestFinishAfterSplit: Stop makes a call finish its restriction; a
+// primary that was split meanwhile leaves the watermark to its residual.
+func TestFinishAfterSplit(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		f, p := directRead(t)
+		r := f.CreateInitialRestriction(p)
+		rt := f.CreateTracker(r)
+		we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+		we.read, we.partition = f.ReadID, p.ID // as ProcessElement sets them
+		rt.TryClaim(int64(4))
+		want := mtime.MaxTimestamp
+		if split {
+			rt.TrySplit(0.5)
+			want = mtime.MinTimestamp
+		}
+		if pc, err := f.finish(rt, we, r); err != nil || pc.ShouldResume() {
+			t.Fatalf("finish = %v, %v", pc, err)
+		}
+		if !rt.IsDone() || rt.GetError() != nil {
+			t.Errorf("split %v: tracker done %v, err %v", split, rt.IsDone(), rt.GetError())
+		}
+		if got := minWatermark(f.ReadID, mtime.MaxTimestamp); got != want {
+			t.Errorf("split %v: watermark %v after finish, want %v", split, got, want)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package kafkaio
+
+import (
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+)
+
+func TestWatermarkMinimumAcrossPartitions(t *testing.T) {
+	const read = "TestWatermarkMinimumAcrossPartitions"
+	registerPartitions(read, []Partition{{ID: 0}, {ID: 1}, {ID: 2}})
+	t.Cleanup(func() { forgetRead(read) })
+	est := func(p int32) *watermarkEstimator {
+		return &watermarkEstimator{state: int64(mtime.MinTimestamp), read: read, partition: p}
+	}
+	e0, e1, e2 := est(0), est(1), est(2)
+	wm := func(e *watermarkEstimator) mtime.Time { return mtime.FromTime(e.CurrentWatermark()) }
+
+	e0.advance(1000)
+	e1.advance(400)
+	if got := wm(e0); got != mtime.MinTimestamp {
+		t.Errorf("watermark %v while partition 2 has not reported, want the minimum time", got)
+	}
+	e2.advance(700)
+	for i, e := range []*watermarkEstimator{e0, e1, e2} {
+		if got := wm(e); got != 400 {
+			t.Errorf("partition %d reports %v, want 400, the slowest partition's", i, got)
+		}
+	}
+	e1.advance(200) // backwards: ignored
+	if got := wm(e0); got != 400 || e1.state != 400 {
+		t.Errorf("after a step back: watermark %v, state %d; want 400, 400", got, e1.state)
+	}
+	e1.advance(mtime.MaxTimestamp) // partition 1 is done
+	if got := wm(e0); got != 700 {
+		t.Errorf("watermark %v, want 700", got)
+	}
+	e0.advance(mtime.MaxTimestamp)
+	e2.advance(mtime.MaxTimestamp)
+	if got := wm(e2); got != mtime.MaxTimestamp {
+		t.Errorf("watermark %v after every partition is done, want the end of time", got)
+	}
+
+	registerPartitions(read, []Partition{{ID: 0}}) // a second registration keeps the table
+	if got := wm(e0); got != mtime.MaxTimestamp {
+		t.Errorf("watermark %v after a second registration, want the end of time", got)
+	}
+	forgetRead(read)
+	if got := wm(&watermarkEstimator{state: 5, read: read}); got != 5 {
+		t.Errorf("watermark %v of a forgotten read, want its own 5", got)
+	}
+}
+
+func TestWatermarkNotShared(t *testing.T) {
+	// A worker in another process (Flink) has no table: each partition
+	// reports its own watermark.
+	e := &watermarkEstimator{state: int64(mtime.MinTimestamp)}
+	e.advance(300)
+	if got := mtime.FromTime(e.CurrentWatermark()); got != 300 {
+		t.Errorf("watermark %v, want 300", got)
+	}
+}
+
+func TestStopped(t *testing.T) {
+	before := stopBefore.Load()
+	t.Cleanup(func() { stopBefore.Store(before) })
+	constructed := time.Now().UnixNano()
+	Stop()
+	if !stopped(constructed) {
+		t.Error("a read constructed before Stop is not stopped")
+	}
+	if stopped(stopBefore.Load() + 1) {
+		t.Error("a read constructed after Stop is stopped")
+	}
+}
