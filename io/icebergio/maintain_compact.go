@@ -79,6 +79,9 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident string, opts Compac
 
 	id := runID(ActionCompact)
 	var committed *table.Table
+	// uncertain is set once a commit failed in a way that does not prove
+	// the catalog refused it: from then on the new files may be live.
+	uncertain := false
 	err = retry(ctx, b, "compact", ident, func() error {
 		rep.Attempts++
 		cur, err := loadExisting(ctx, cat, ident)
@@ -113,18 +116,21 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident string, opts Compac
 		}
 		nt, err := commitPinned(ctx, ident, tx)
 		if err != nil {
+			if !isConflict(err) {
+				uncertain = true
+			}
 			return err
 		}
 		committed = nt
 		return nil
 	})
 	if err != nil {
-		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			// Permanent: nothing was committed, so the new files are ours to remove.
+		if !uncertain {
+			// Every commit was refused: the new files are ours to remove.
 			removeNewFiles(tbl, results)
 		}
-		// Otherwise the last commit's outcome may be unknown: leave the
-		// files to orphan cleanup rather than risk removing live ones.
+		// Otherwise one may have landed: leave the files to orphan cleanup
+		// rather than risk removing live ones.
 		return rep, err
 	}
 	for _, gr := range results {
