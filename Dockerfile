@@ -13,8 +13,9 @@
 #
 # Base images are pinned by tag and digest. To bump one, change both, e.g.
 # `docker buildx imagetools inspect golang:1.26.8-bookworm` gives the digest.
-# Binaries are not stripped (-s -w): Beam resolves functions through the
-# binary's symbol table when it runs as a worker.
+# -ldflags=-w drops DWARF (about 15% of bronze) but keeps the ELF symbol
+# table: never add -s, Beam's Go worker resolves functions through it
+# (core/util/symtab).
 
 FROM golang:1.26.8-bookworm@sha256:dc9ad6c05acc7a88e5b71bde60a5fe3bd4b9f0db209011711b464107438a8107 AS build
 WORKDIR /src
@@ -26,8 +27,8 @@ COPY . .
 # Boot is built from the same go.mod, so it is always the Beam version the
 # pipelines link (v2.77.0 today).
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    go build -trimpath -o /out/ ./pipelines/... && \
-    go build -trimpath -o /out/boot github.com/apache/beam/sdks/v2/go/container
+    go build -trimpath -ldflags=-w -o /out/ ./pipelines/... && \
+    go build -trimpath -ldflags=-w -o /out/boot github.com/apache/beam/sdks/v2/go/container
 
 FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
 COPY --from=build /out/ /opt/haade/

@@ -8,4 +8,5 @@
 //	go test ./k8s/
 //	HAADE_DOCKERFILE_BUILD=1 go test -run TestDockerfile ./k8s/   (also cross-compiles the image's binaries)
 //	HAADE_SKAFFOLD=/path/to/skaffold go test -run TestSkaffold ./k8s/ (also runs Skaffold's own checks)
+//	k8s/validate.sh   (all of it, building Skaffold and kustomize once into $HAADE_CACHE)
 package k8s

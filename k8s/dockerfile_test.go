@@ -115,7 +115,7 @@ func TestDockerfile(t *testing.T) {
 	produced := map[string]bool{}
 	var patterns []string
 	for _, b := range builds {
-		out, pkgs := parseGoBuild(t, b)
+		out, pkgs, _ := parseGoBuild(t, b)
 		patterns = append(patterns, pkgs...)
 		mains := listMains(t, pkgs)
 		if len(mains) == 0 {
@@ -172,8 +172,8 @@ func TestDockerfile(t *testing.T) {
 		return
 	}
 	for _, b := range builds {
-		_, pkgs := parseGoBuild(t, b)
-		args := append([]string{"build", "-trimpath", "-o", t.TempDir() + "/"}, pkgs...)
+		_, pkgs, flags := parseGoBuild(t, b)
+		args := append(append(append([]string{"build"}, flags...), "-o", t.TempDir()+"/"), pkgs...)
 		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot(t)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
@@ -185,17 +185,20 @@ func TestDockerfile(t *testing.T) {
 	}
 }
 
-// parseGoBuild returns a go build command's -o and its package arguments.
-func parseGoBuild(t *testing.T, cmd string) (out string, pkgs []string) {
+// parseGoBuild returns a go build command's -o, its package arguments and
+// its other flags.
+func parseGoBuild(t *testing.T, cmd string) (out string, pkgs, flags []string) {
 	f := strings.Fields(cmd)[2:]
 	for i := 0; i < len(f); i++ {
 		switch {
-		case f[i] == "-o" || f[i] == "-ldflags" || f[i] == "-tags" || f[i] == "-gcflags":
-			if f[i] == "-o" {
-				out = f[i+1]
-			}
+		case f[i] == "-o":
+			out = f[i+1]
+			i++
+		case f[i] == "-ldflags" || f[i] == "-tags" || f[i] == "-gcflags":
+			flags = append(flags, f[i], f[i+1])
 			i++
 		case strings.HasPrefix(f[i], "-"):
+			flags = append(flags, f[i])
 		default:
 			pkgs = append(pkgs, f[i])
 		}
@@ -203,7 +206,16 @@ func parseGoBuild(t *testing.T, cmd string) (out string, pkgs []string) {
 	if out == "" || len(pkgs) == 0 {
 		t.Errorf("%q: want -o and package arguments", cmd)
 	}
-	return out, pkgs
+	for i, fl := range flags {
+		ld := strings.TrimPrefix(fl, "-ldflags=")
+		if fl == "-ldflags" && i+1 < len(flags) {
+			ld = flags[i+1]
+		}
+		if (ld != fl || fl == "-ldflags") && slices.Contains(strings.Fields(strings.Trim(ld, `"'`)), "-s") {
+			t.Errorf("%q: -ldflags -s strips the symbol table Beam's Go worker resolves functions with", cmd)
+		}
+	}
+	return out, pkgs, flags
 }
 
 // listMains lists the main packages the patterns match, for linux/amd64

@@ -1,6 +1,8 @@
 package k8s_test
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,8 +173,11 @@ func TestSkaffold(t *testing.T) {
 }
 
 // runSkaffold validates skaffold.yaml with Skaffold itself, when a binary
-// is at hand: $HAADE_SKAFFOLD, or skaffold on PATH. It is too heavy to
-// build in every test run (see k8s/README.md).
+// is at hand: $HAADE_SKAFFOLD, or skaffold on PATH. Building one takes long
+// (see k8s/README.md), so plain test runs use the subset check above. With
+// a kustomize binary on PATH too, it also renders each profile offline and
+// checks that Skaffold put its image tag everywhere the image is used,
+// the FlinkDeployment's worker pool included.
 func runSkaffold(t *testing.T) {
 	bin := os.Getenv("HAADE_SKAFFOLD")
 	if bin == "" {
@@ -182,19 +187,60 @@ func runSkaffold(t *testing.T) {
 		t.Log("no skaffold binary (set HAADE_SKAFFOLD): schema checked by the subset above only")
 		return
 	}
+	skaffold := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(bin, append(args, "--filename", "skaffold.yaml")...)
+		cmd.Dir = repoRoot(t)
+		cmd.Env = append(os.Environ(), "SKAFFOLD_UPDATE_CHECK=false", "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil {
+			return nil, fmt.Errorf("skaffold %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+		}
+		return stdout.Bytes(), nil
+	}
 	for _, args := range [][]string{
 		{"diagnose", "--yaml-only"},
+		{"diagnose", "--yaml-only", "-p", "dev"},
 		{"diagnose", "--yaml-only", "-p", "prod"},
 		{"fix", "--overwrite=false"},
 	} {
-		cmd := exec.Command(bin, append(args, "--filename", "skaffold.yaml")...)
-		cmd.Dir = repoRoot(t)
-		cmd.Env = append(os.Environ(), "SKAFFOLD_UPDATE_CHECK=false")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Errorf("skaffold %s: %v\n%s", strings.Join(args, " "), err, out)
+		if _, err := skaffold(args...); err != nil {
+			t.Error(err)
 		} else {
 			t.Logf("skaffold %s: ok", strings.Join(args, " "))
 		}
+	}
+	if _, err := exec.LookPath("kustomize"); err != nil {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(bin), "kustomize")); err != nil {
+			t.Log("no kustomize binary: skaffold render not run")
+			return
+		}
+	}
+	for profile, image := range map[string]string{"dev": "haade", "prod": "ghcr.io/haade/haade"} {
+		out, err := skaffold("render", "--offline=true", "--digest-source=tag", "-p", profile)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		objs, err := splitDocs("skaffold render -p "+profile, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, p := range newCluster(t, objs).pods {
+			for _, ctr := range p.Spec.Containers {
+				if repo, tag, _ := strings.Cut(ctr.Image, ":"); repo == image {
+					n++
+					if tag == "" {
+						t.Errorf("skaffold render -p %s: %s %s: image %s was not given the built tag", profile, p.Owner.id(), ctr.Name, ctr.Image)
+					}
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("skaffold render -p %s: no container runs %s", profile, image)
+		}
+		t.Logf("skaffold render -p %s: %d objects, %d containers run %s with the built tag", profile, len(objs), n, image)
 	}
 }
