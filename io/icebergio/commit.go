@@ -286,6 +286,13 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 			id = tbl.CurrentSnapshot().SnapshotID
 			return nil
 		}
+		// Keep what the table holds for partitions this window does not
+		// cover: after a conflict, the commit that won may have advanced
+		// them (an earlier window of other partitions), and the summary
+		// must never move an offset back, or a restart reads those rows
+		// again. next is the caller's running offsets from here on.
+		next.Max(cur)
+		props[SummaryOffsets] = next.encode()
 		files := make([]iceberg.DataFile, 0, len(w.Files))
 		for _, enc := range w.Files {
 			df, err := codec.DecodeDataFile(enc, tbl.Spec(), tbl.Schema(), tbl.Metadata().Version())
