@@ -140,7 +140,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestConfigDefaults(t *testing.T) {
 	got := Config{CallDuration: time.Minute}.withDefaults()
-	if got.BatchSize != 4096 || got.CallDuration != time.Second || got.IdleWait != 100*time.Millisecond || got.FetchMaxPartitionBytes != 8<<20 {
+	if got.BatchSize != 4096 || got.CallDuration != time.Second || got.IdleWait != 100*time.Millisecond || got.FetchMaxPartitionBytes != 1<<20 {
 		t.Errorf("withDefaults = %+v", got)
 	}
 	set := Config{BatchSize: 10, CallDuration: 300 * time.Millisecond, IdleWait: time.Second, FetchMaxPartitionBytes: 1}.withDefaults()
