@@ -48,7 +48,24 @@ func beamName(runner string) string {
 	return runner
 }
 
+// Options say how to submit a pipeline.
+type Options struct {
+	// Unbounded says that the pipeline runs until it is stopped. On Flink
+	// it keeps the job's sources running so that checkpoints can complete
+	// (see FlinkOptions); elsewhere it changes nothing.
+	Unbounded bool
+}
+
 // Run runs p on the runner and waits for it to finish.
 func Run(ctx context.Context, runner string, p *beam.Pipeline) (beam.PipelineResult, error) {
+	return RunWith(ctx, runner, p, Options{})
+}
+
+// RunWith runs p on the runner with opts and waits for it to finish. On
+// Flink, cancelling ctx cancels the job on the job server.
+func RunWith(ctx context.Context, runner string, p *beam.Pipeline, opts Options) (beam.PipelineResult, error) {
+	if runner == "flink" {
+		return runFlink(ctx, p, FlinkOptions{Unbounded: opts.Unbounded})
+	}
 	return beam.Run(ctx, beamName(runner), p)
 }

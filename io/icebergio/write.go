@@ -99,7 +99,8 @@ func keyByTable(f FileSet) (string, FileSet) { return f.Table, f }
 type mergeFn struct{}
 
 func (mergeFn) ProcessElement(w beam.Window, table string, sets func(*FileSet) bool, emit func(string, WindowFiles)) {
-	out := WindowFiles{Table: table, WindowEnd: int64(w.MaxTimestamp()) + 1}
+	// Empty slices, never nil: see FinishBundle in writer.go.
+	out := WindowFiles{Table: table, WindowEnd: int64(w.MaxTimestamp()) + 1, Files: [][]byte{}, Ranges: []Range{}}
 	var fs FileSet
 	for sets(&fs) {
 		out.Files = append(out.Files, fs.Files...)

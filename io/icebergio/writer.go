@@ -157,8 +157,13 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.Even
 func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, FileSet)) error {
 	defer f.waitWrites() // none is left running, even on an error
 	for _, buf := range f.bufs {
-		fs := FileSet{Table: f.Ident, WindowEnd: int64(buf.end) + 1, Ranges: buf.ranges, Rows: buf.rows,
-			MinSourceMs: buf.minMs, MaxSourceMs: buf.maxMs}
+		// Files and Ranges are empty, never nil: Go's row coder sends a nil slice as a
+		// null field, and Beam Java's RowCoder, when a portable runner decodes and
+		// re-encodes the element (Flink does between chained operators), writes a null
+		// non-nullable field as absent without marking it null; the next decode then
+		// misreads the element (on Flink: OutOfMemoryError in IterableLikeCoder.decode).
+		fs := FileSet{Table: f.Ident, WindowEnd: int64(buf.end) + 1, Files: [][]byte{},
+			Ranges: append([]Range{}, buf.ranges...), Rows: buf.rows, MinSourceMs: buf.minMs, MaxSourceMs: buf.maxMs}
 		if buf.rows > 0 {
 			files, err := f.finishWrites(ctx, buf)
 			if err != nil {

@@ -62,14 +62,26 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// runCtx is the job's: on Flink, cancelling it cancels the job.
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		<-sigs
-		// Cancelling Prism's context crashes it: stop the reads instead, so
-		// the last windows commit and the run returns.
-		slog.Info("stopping: reads end at their current offsets, the last windows commit")
-		kafkaio.Stop()
+		if cfg.Runner == "flink" {
+			// The workers may run elsewhere (EXTERNAL), out of reach of
+			// kafkaio.Stop, and an unbounded Flink job does not end when its
+			// reads do: cancel the job. The tables hold the offsets, so the
+			// next run re-reads whatever was not committed.
+			slog.Info("stopping: cancelling the Flink job; the next run resumes from the tables' offsets")
+			cancelRun()
+		} else {
+			// Cancelling Prism's context crashes it: stop the reads instead,
+			// so the last windows commit and the run returns.
+			slog.Info("stopping: reads end at their current offsets, the last windows commit")
+			kafkaio.Stop()
+		}
 		<-sigs
 		slog.Error("second signal: exiting without waiting for the last commit")
 		os.Exit(130)
@@ -105,7 +117,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	slog.Info("running", "runner", cfg.Runner, "topic", cfg.Kafka.Topic, "partitions", len(pl.Partitions),
 		"bounded", cfg.Bounded, "table", cfg.Table, "dlq", cfg.DLQTable, "commit_interval", cfg.CommitInterval)
-	if _, err := runners.Run(context.Background(), cfg.Runner, p); err != nil {
+	if _, err := runners.RunWith(runCtx, cfg.Runner, p, runners.Options{Unbounded: !cfg.Bounded}); err != nil {
+		if runCtx.Err() != nil {
+			fmt.Fprintf(stderr, "bronze: stopped: %v\n", err)
+			return 130
+		}
 		fmt.Fprintf(stderr, "bronze: run failed: %v\n", err)
 		return 1
 	}
