@@ -67,8 +67,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	defer cancelRun()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	go func() {
-		<-sigs
+		select {
+		case <-sigs:
+		case <-ctx.Done():
+			return // run returned: this handler is done
+		}
 		if cfg.Runner == "flink" {
 			// The workers may run elsewhere (EXTERNAL), out of reach of
 			// kafkaio.Stop, and an unbounded Flink job does not end when its
@@ -82,7 +87,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			slog.Info("stopping: reads end at their current offsets, the last windows commit")
 			kafkaio.Stop()
 		}
-		<-sigs
+		select {
+		case <-sigs:
+		case <-ctx.Done():
+			return
+		}
 		slog.Error("second signal: exiting without waiting for the last commit")
 		os.Exit(130)
 	}()
