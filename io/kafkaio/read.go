@@ -107,14 +107,18 @@ func (f *readFn) WatermarkEstimatorState(e *watermarkEstimator) int64 { return e
 func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt *sdf.LockRTracker, p Partition, emit func(beam.EventTime, Batch)) (sdf.ProcessContinuation, error) {
 	if f.shared {
 		we.read, we.partition = f.ReadID, p.ID
+		// The runner resumes a restriction only after it committed the
+		// bundle that checkpointed it: the previous call's records are in.
+		we.publish(mtime.Time(we.state))
 	}
 	r := rt.GetRestriction().(offsetrange.Restriction)
 	if r.Start >= r.End {
 		we.advance(mtime.MaxTimestamp)
+		we.publish(mtime.MaxTimestamp)
 		return sdf.StopProcessing(), nil
 	}
 	if stopped(f.Constructed) {
-		return f.finish(rt, we, r)
+		return f.finish(rt, we, r, mtime.MaxTimestamp)
 	}
 	c, err := takeConsumer(f.ReadID, f.Cfg, p.ID, r.Start)
 	if err != nil {
@@ -124,11 +128,12 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 	pos := r.Start // the first offset not yet covered by an emitted batch
 	deadline := time.Now().Add(f.Cfg.CallDuration)
 	var last mtime.Time
+	first := mtime.MaxTimestamp // the stamp of this call's first batch
 	idle := false
 	for time.Now().Before(deadline) {
 		if stopped(f.Constructed) {
 			putConsumer(f.ReadID, p.ID, c)
-			return f.finish(rt, we, r)
+			return f.finish(rt, we, r, first)
 		}
 		pctx, cancel := context.WithDeadline(ctx, deadline)
 		fetches := c.cl.PollRecords(pctx, f.Cfg.BatchSize)
@@ -173,7 +178,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			m.read(b)
 			// Ingestion time, never behind the partition's own watermark.
 			ts := max(mtime.Now(), last, mtime.Time(we.state))
-			last = ts
+			last, first = ts, min(first, ts)
 			emit(ts, b)
 		}
 		m.lag(fetches, r, pos)
@@ -184,6 +189,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 				return sdf.StopProcessing(), nil
 			}
 			we.advance(mtime.MaxTimestamp)
+			we.publish(first)
 			return sdf.StopProcessing(), nil
 		}
 		if len(fetches.Records()) == 0 {
@@ -203,6 +209,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 		return sdf.StopProcessing(), nil
 	}
 	we.advance(now)
+	we.publish(min(first, now))
 	if idle {
 		return sdf.ResumeProcessingIn(f.Cfg.IdleWait), nil
 	}
@@ -211,11 +218,13 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 
 // finish ends the partition at its current position after Stop: it claims
 // the rest of the restriction so that the SDK sees it fully processed.
-func (f *readFn) finish(rt *sdf.LockRTracker, we *watermarkEstimator, r offsetrange.Restriction) (sdf.ProcessContinuation, error) {
+// first is the stamp of the first batch this call emitted, if any.
+func (f *readFn) finish(rt *sdf.LockRTracker, we *watermarkEstimator, r offsetrange.Restriction, first mtime.Time) (sdf.ProcessContinuation, error) {
 	if !rt.TryClaim(r.End - 1) {
 		return sdf.StopProcessing(), nil // split meanwhile: the residual finishes the partition
 	}
 	we.advance(mtime.MaxTimestamp)
+	we.publish(first)
 	return sdf.StopProcessing(), nil
 }
 

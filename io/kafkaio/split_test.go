@@ -88,7 +88,7 @@ func TestFinishAfterSplit(t *testing.T) {
 			rt.TrySplit(0.5)
 			want = mtime.MinTimestamp
 		}
-		if pc, err := f.finish(rt, we, r); err != nil || pc.ShouldResume() {
+		if pc, err := f.finish(rt, we, r, mtime.MaxTimestamp); err != nil || pc.ShouldResume() {
 			t.Fatalf("finish = %v, %v", pc, err)
 		}
 		if !rt.IsDone() || rt.GetError() != nil {
@@ -97,5 +97,45 @@ func TestFinishAfterSplit(t *testing.T) {
 		if got := minWatermark(f.ReadID, mtime.MaxTimestamp); got != want {
 			t.Errorf("split %v: watermark %v after finish, want %v", split, got, want)
 		}
+	}
+}
+
+// TestReadCallPublishesFirstRecord: a call's records reach the runner only
+// when its bundle ends, after the call returns, and meanwhile another
+// partition's bundle may end and report the minimum of the table. So a call
+// that emitted records publishes the stamp of its first batch, not its end;
+// the next call, started only after the runner committed the bundle,
+// publishes the previous call's end.
+func TestReadCallPublishesFirstRecord(t *testing.T) {
+	f, p := directRead(t)
+	cl := client(t, Config{Brokers: f.Cfg.Brokers, Topic: topic})
+	produce(t, cl, "v", map[int32]int{0: 5})
+	rt := f.CreateTracker(f.CreateInitialRestriction(p))
+	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	var stamps []mtime.Time
+	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(ts beam.EventTime, b Batch) { stamps = append(stamps, ts) })
+	if err != nil || !pc.ShouldResume() || len(stamps) == 0 {
+		t.Fatalf("ProcessElement = %v, %v with %d batches; want a resume after some batches", pc, err, len(stamps))
+	}
+	if got := minWatermark(f.ReadID, mtime.MaxTimestamp); got != stamps[0] {
+		t.Errorf("published %v after a call that emitted from %v, want the first stamp", got, stamps[0])
+	}
+	end := mtime.Time(we.state)
+	if end < stamps[len(stamps)-1] {
+		t.Errorf("own watermark %v is behind the last stamp %v", end, stamps[len(stamps)-1])
+	}
+
+	// The runner committed the bundle and resumes the residual.
+	_, residual, err := rt.TrySplit(0)
+	if err != nil || residual == nil {
+		t.Fatalf("checkpoint: %v, %v", residual, err)
+	}
+	rt2 := f.CreateTracker(residual.(offsetrange.Restriction))
+	we2 := f.CreateWatermarkEstimator(f.WatermarkEstimatorState(we))
+	if _, err := f.ProcessElement(context.Background(), we2, rt2, p, noEmit); err != nil {
+		t.Fatal(err)
+	}
+	if got := minWatermark(f.ReadID, mtime.MaxTimestamp); got < end {
+		t.Errorf("published %v after the next call, want at least the previous call's end %v", got, end)
 	}
 }

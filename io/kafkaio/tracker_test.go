@@ -1,6 +1,7 @@
 package kafkaio
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
@@ -36,7 +37,7 @@ func TestPositionTrackerSplitsAtPosition(t *testing.T) {
 	}
 	for _, tc := range tests {
 		for _, fraction := range []float64{0, 0.001, 0.5, 0.999, 1} {
-			t.Run(tc.name, func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s at %v", tc.name, fraction), func(t *testing.T) {
 				tr := newPositionTracker(tc.r)
 				for _, c := range tc.claims {
 					if !tr.TryClaim(c) {

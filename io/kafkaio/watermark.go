@@ -83,11 +83,22 @@ func (e *watermarkEstimator) CurrentWatermark() time.Time {
 	return own.ToTime()
 }
 
-// advance moves the partition's own watermark to t.
+// advance moves the partition's own watermark to t. It does not publish t
+// to the table (see publish).
 func (e *watermarkEstimator) advance(t mtime.Time) {
 	if int64(t) > e.state {
 		e.state = int64(t)
 	}
+}
+
+// publish raises the partition's entry in the process-wide table to t. t
+// must not be later than any record of the partition that the runner has
+// not committed yet: records a call emits reach the runner only when its
+// bundle ends, after the call returns, and meanwhile another partition's
+// bundle may end and report the minimum. So a call publishes the time of
+// its first record, and the next call, which the runner starts only after
+// it committed the previous bundle, publishes the previous call's end.
+func (e *watermarkEstimator) publish(t mtime.Time) {
 	if e.read != "" {
 		setWatermark(e.read, e.partition, t)
 	}

@@ -18,32 +18,42 @@ func TestWatermarkMinimumAcrossPartitions(t *testing.T) {
 	wm := func(e *watermarkEstimator) mtime.Time { return mtime.FromTime(e.CurrentWatermark()) }
 
 	e0.advance(1000)
-	e1.advance(400)
 	if got := wm(e0); got != mtime.MinTimestamp {
-		t.Errorf("watermark %v while partition 2 has not reported, want the minimum time", got)
+		t.Errorf("watermark %v after advance alone, want the minimum time: advance must not publish", got)
 	}
-	e2.advance(700)
+	// A call's end: its own watermark, and what it may publish.
+	end := func(e *watermarkEstimator, t mtime.Time) { e.advance(t); e.publish(t) }
+	e0.publish(1000)
+	end(e1, 400)
+	if got := wm(e0); got != mtime.MinTimestamp {
+		t.Errorf("watermark %v while partition 2 has not published, want the minimum time", got)
+	}
+	end(e2, 700)
 	for i, e := range []*watermarkEstimator{e0, e1, e2} {
 		if got := wm(e); got != 400 {
 			t.Errorf("partition %d reports %v, want 400, the slowest partition's", i, got)
 		}
 	}
-	e1.advance(200) // backwards: ignored
-	if got := wm(e0); got != 400 || e1.state != 400 {
-		t.Errorf("after a step back: watermark %v, state %d; want 400, 400", got, e1.state)
+	e1.publish(200) // backwards: ignored
+	if got := wm(e0); got != 400 {
+		t.Errorf("after a step back: watermark %v, want 400", got)
 	}
-	e1.advance(mtime.MaxTimestamp) // partition 1 is done
+	end(e1, mtime.MaxTimestamp) // partition 1 is done
 	if got := wm(e0); got != 700 {
 		t.Errorf("watermark %v, want 700", got)
 	}
-	e0.advance(mtime.MaxTimestamp)
+	end(e0, mtime.MaxTimestamp)
+	e2.publish(mtime.MaxTimestamp)
+	if got := wm(e2); got != 700 {
+		t.Errorf("watermark %v of partition 2, want its own 700", got)
+	}
 	e2.advance(mtime.MaxTimestamp)
 	if got := wm(e2); got != mtime.MaxTimestamp {
 		t.Errorf("watermark %v after every partition is done, want the end of time", got)
 	}
 
 	registerPartitions(read, []Partition{{ID: 0}}) // a second registration keeps the table
-	if got := wm(e0); got != mtime.MaxTimestamp {
+	if got := wm(e2); got != mtime.MaxTimestamp {
 		t.Errorf("watermark %v after a second registration, want the end of time", got)
 	}
 	forgetRead(read)
@@ -57,6 +67,7 @@ func TestWatermarkNotShared(t *testing.T) {
 	// reports its own watermark.
 	e := &watermarkEstimator{state: int64(mtime.MinTimestamp)}
 	e.advance(300)
+	e.publish(400) // no table: nothing to publish to
 	if got := mtime.FromTime(e.CurrentWatermark()); got != 300 {
 		t.Errorf("watermark %v, want 300", got)
 	}
