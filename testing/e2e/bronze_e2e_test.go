@@ -216,7 +216,7 @@ func TestSparkInterop(t *testing.T) {
 	if got := deref(sq[4].Rows[0])[0]; got != fmt.Sprint(len(tb.events)+1) {
 		t.Fatalf("Spark counts %s rows in the copy after its append, want %d", got, len(tb.events)+1)
 	}
-	cs := res["spark"].Tables[copyT].Snapshots
+	cs := lineage(t, res["spark"].Tables[copyT].Snapshots)
 	if n := len(cs); n < 2 || cs[n-1].Summary["haade.pipeline"] != "" || cs[n-1].Operation != "append" {
 		t.Fatalf("the copy's newest snapshot should be Spark's append: %+v", cs[n-1])
 	}
