@@ -50,8 +50,7 @@ type Config struct {
 func flags(fs *flag.FlagSet) func() (Config, error) {
 	runner := runners.String(fs, "runner", "direct", "direct (Prism, in process), prism, flink or universal")
 	endpoint := runners.String(fs, "endpoint", "", "job server HOST:PORT for flink and universal")
-	brokers := fs.String("brokers", "", "comma-separated Kafka bootstrap servers; empty runs the embedded demo")
-	topic := fs.String("topic", "fintech.debt.raw", "Kafka topic")
+	kafka := kafkaio.ClientFlags(fs, "comma-separated Kafka bootstrap servers; empty runs the embedded demo")
 	catalog := icebergio.CatalogFlags(fs)
 	tbl := fs.String("table", "lakehouse.bronze_events", "bronze table, namespace.table")
 	dlq := fs.String("dlq-table", "lakehouse.bronze_events_dlq", "dead-letter table, namespace.table")
@@ -63,33 +62,17 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	logFormat := fs.String("log-format", "text", "text or json")
 	demo := fs.Int("demo-events", 5000, "events the embedded demo produces (no --brokers)")
 	progress := fs.Bool("progress", false, "print a progress line every 5s (always on when stderr is a terminal)")
-	tls := fs.Bool("kafka-tls", false, "connect to Kafka with TLS")
-	tlsCA := fs.String("kafka-tls-ca", "", "PEM file of the CA that signed the brokers' certificates")
-	tlsCert := fs.String("kafka-tls-cert", "", "PEM client certificate, for mutual TLS")
-	tlsKey := fs.String("kafka-tls-key", "", "PEM client key, for mutual TLS")
-	tlsSkip := fs.Bool("kafka-tls-insecure-skip-verify", false, "do not verify the brokers' certificates")
-	saslMech := fs.String("kafka-sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
-	saslUser := fs.String("kafka-sasl-user", "", "SASL user")
-	saslPass := fs.String("kafka-sasl-password", "", "SASL password (better: HAADE_KAFKA_SASL_PASSWORD)")
 	readUncommitted := fs.Bool("kafka-read-uncommitted", false, "also read records of open and aborted transactions")
 
 	return func() (Config, error) {
 		c := Config{
 			Runner: runner(), Endpoint: endpoint(),
-			Kafka: kafkaio.Config{
-				Topic: *topic, TLS: *tls, TLSCAFile: *tlsCA, TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey,
-				TLSInsecureSkipVerify: *tlsSkip, SASLMechanism: strings.ToUpper(*saslMech), SASLUser: *saslUser,
-				SASLPassword: *saslPass, ReadUncommitted: *readUncommitted,
-			},
+			Kafka:   kafka(),
 			Catalog: catalog(),
 			Table:   *tbl, DLQTable: *dlq, CommitInterval: *interval, Start: kafkaio.StartPolicy(*start),
 			Bounded: *bounded, MetricsAddr: *metrics, Pipeline: *pipeline, LogFormat: *logFormat, DemoEvents: *demo, Progress: *progress,
 		}
-		for _, b := range strings.Split(*brokers, ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				c.Kafka.Brokers = append(c.Kafka.Brokers, b)
-			}
-		}
+		c.Kafka.ReadUncommitted = *readUncommitted
 		return c, c.validate()
 	}
 }

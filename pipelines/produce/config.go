@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/haade/haade/io/kafkaio"
@@ -46,8 +45,7 @@ type Config struct {
 // flags defines the command line on fs and returns a func that builds the
 // Config after fs is parsed.
 func flags(fs *flag.FlagSet) func() (Config, error) {
-	brokers := fs.String("brokers", "", "comma-separated Kafka bootstrap servers (required)")
-	topic := fs.String("topic", "fintech.debt.raw", "Kafka topic")
+	kafka := kafkaio.ClientFlags(fs, "comma-separated Kafka bootstrap servers (required)")
 	rate := fs.Float64("rate", 0, "events per second; 0 sends as fast as possible")
 	count := fs.Int64("count", 0, "events to send; 0 sends until SIGINT or SIGTERM")
 	bad := fs.Float64("bad-ratio", 0, "fraction of events that are malformed (from parse.MalformedCorpus), 0..1")
@@ -58,30 +56,13 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	flush := fs.Duration("flush-timeout", 30*time.Second, "how long to wait for buffered records at the end")
 	metrics := fs.String("metrics-addr", "", "address of /metrics, /healthz and /readyz, e.g. :9103; empty turns them off")
 	logFormat := fs.String("log-format", "text", "text or json")
-	tls := fs.Bool("kafka-tls", false, "connect to Kafka with TLS")
-	tlsCA := fs.String("kafka-tls-ca", "", "PEM file of the CA that signed the brokers' certificates")
-	tlsCert := fs.String("kafka-tls-cert", "", "PEM client certificate, for mutual TLS")
-	tlsKey := fs.String("kafka-tls-key", "", "PEM client key, for mutual TLS")
-	tlsSkip := fs.Bool("kafka-tls-insecure-skip-verify", false, "do not verify the brokers' certificates")
-	saslMech := fs.String("kafka-sasl-mechanism", "", "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
-	saslUser := fs.String("kafka-sasl-user", "", "SASL user")
-	saslPass := fs.String("kafka-sasl-password", "", "SASL password (better: HAADE_KAFKA_SASL_PASSWORD)")
 
 	return func() (Config, error) {
 		c := Config{
-			Kafka: kafkaio.Config{
-				Topic: *topic, TLS: *tls, TLSCAFile: *tlsCA, TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey,
-				TLSInsecureSkipVerify: *tlsSkip, SASLMechanism: strings.ToUpper(*saslMech), SASLUser: *saslUser,
-				SASLPassword: *saslPass,
-			},
-			Rate: *rate, Count: *count, BadRatio: *bad, Seed: *seed, PartitionsCreate: *create,
+			Kafka: kafka(),
+			Rate:  *rate, Count: *count, BadRatio: *bad, Seed: *seed, PartitionsCreate: *create,
 			ReplicationFactor: *rf, ConnectTimeout: *connect, FlushTimeout: *flush,
 			MetricsAddr: *metrics, LogFormat: *logFormat,
-		}
-		for _, b := range strings.Split(*brokers, ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				c.Kafka.Brokers = append(c.Kafka.Brokers, b)
-			}
 		}
 		return c, c.validate()
 	}
