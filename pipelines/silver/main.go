@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -79,21 +78,9 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)) }
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := runners.NewFlagSet("silver")
-	config := flags(fs)
-	if err := runners.Parse(fs, args, getenv); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			runners.Usage(stdout, fs)
-			return 0
-		}
-		fmt.Fprintf(stderr, "silver: %v\n", err)
-		return 2
-	}
-	beam.Init()
-	cfg, err := config()
-	if err != nil {
-		fmt.Fprintf(stderr, "silver: %v\n", err)
-		return 2
+	cfg, code, ok := runners.Command("silver", args, getenv, stdout, stderr, flags)
+	if !ok {
+		return code
 	}
 	ctx := context.Background()
 	if err := obs.Serve(ctx, cfg.MetricsAddr); err != nil {

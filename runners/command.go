@@ -1,0 +1,37 @@
+package runners
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+)
+
+// Command parses the command line of a pipeline called name: its flags,
+// defined by flags on a set that also holds Beam's, then HAADE_* from
+// getenv, then worker mode (beam.Init, which does not return in a worker),
+// then the Config. When ok is false the command is done: exit with code
+// (0 after --help; 2 after one line on stderr that names the bad flag).
+func Command[C any](name string, args []string, getenv func(string) string, stdout, stderr io.Writer,
+	flags func(*flag.FlagSet) func() (C, error)) (cfg C, code int, ok bool) {
+	fs := NewFlagSet(name)
+	config := flags(fs)
+	if err := Parse(fs, args, getenv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "usage: %s [flags]; every flag can also be set as HAADE_<FLAG>\n", name)
+			Usage(stdout, fs)
+			return cfg, 0, false
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return cfg, 2, false
+	}
+	beam.Init()
+	cfg, err := config()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return cfg, 2, false
+	}
+	return cfg, 0, true
+}
