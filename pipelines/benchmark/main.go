@@ -1,0 +1,420 @@
+// Command benchmark measures the bronze pipeline against a pure-Go loop that
+// does the same work without Beam, on the same machine, in the same run.
+//
+// Each measurement runs in its own child process (the command re-executes
+// itself with --mode=loop and --mode=beam), so that peak resident sets are
+// not mixed. A child starts an in-process Kafka, preloads --events sample
+// events, garbage-collects and records its resident set (mostly the
+// broker's copy of the backlog), resets the kernel's peak-RSS mark, then
+// runs, and checks that the tables hold exactly --events rows (bronze plus
+// dead letters) so that a broken run cannot report a fast number.
+//
+//	go run ./pipelines/benchmark --events=1000000
+//	go run ./pipelines/benchmark --events=5000000 --mode=beam --cpuprofile=beam.pprof
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/kafkaio"
+)
+
+// Config holds the command line.
+type Config struct {
+	Events         int
+	Mode           string // all, loop or beam
+	CommitInterval time.Duration
+	Partitions     int
+	BadRatio       float64
+	Seed           uint64
+	LoopGoroutines int
+	LoopChunk      int
+	FetchBytes     int
+	CPUProfile     string
+	MemProfile     string
+	Repeat         int
+	Keep           bool
+	BrokerProcess  bool
+	RSSTrace       time.Duration
+	Child          bool
+}
+
+const topic = "fintech.debt.raw"
+
+// resultPrefix starts the line on which a child reports its result.
+const resultPrefix = "BENCHMARK-RESULT "
+
+// result is one measurement.
+type result struct {
+	Mode       string
+	Events     int
+	Seconds    float64 // wall time of the run: tables, plan, read, write, commit
+	CPUSeconds float64 // user + system of the whole process during the run
+	PeakRSS    int64   // high-water mark of the resident set during the run
+	PeakReset  bool    // false: PeakRSS includes the preload
+	PreloadRSS int64   // resident set after the preload, garbage collected (with the broker's copy when in process)
+	BrokerRSS  int64   // resident set of the broker process; 0 when the broker runs in this process
+	Preload    float64 // seconds the preload took
+	Bronze     int64   // rows in the bronze table
+	DLQ        int64   // rows in the dead-letter table
+	Files      int64   // data files of both tables
+	Snapshots  int     // snapshots of both tables
+}
+
+func main() {
+	var cfg Config
+	flag.IntVar(&cfg.Events, "events", 1_000_000, "events to preload and ingest")
+	flag.StringVar(&cfg.Mode, "mode", "all", "all (loop then beam, each in a child process), loop or beam (broker: internal)")
+	flag.DurationVar(&cfg.CommitInterval, "commit-interval", 10*time.Second, "window length of the Beam pipeline: one snapshot per interval")
+	flag.IntVar(&cfg.Partitions, "partitions", 8, "partitions of the topic")
+	flag.Float64Var(&cfg.BadRatio, "bad-ratio", 0.01, "share of malformed events")
+	flag.Uint64Var(&cfg.Seed, "seed", 1, "seed of the sample events")
+	flag.IntVar(&cfg.LoopGoroutines, "loop-goroutines", 2, "consumer goroutines of the pure-Go loop, each with its share of the partitions")
+	flag.IntVar(&cfg.LoopChunk, "loop-chunk", 256<<10, "rows per table.WriteRecords call of each loop goroutine")
+	flag.IntVar(&cfg.FetchBytes, "fetch-max-partition-bytes", 0, "kafkaio.Config.FetchMaxPartitionBytes of both modes; 0 is kafkaio's default")
+	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file (in --mode=all: of the beam child)")
+	flag.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile at the run's peak live heap to this file (in --mode=all: of the beam child)")
+	flag.IntVar(&cfg.Repeat, "repeat", 1, "in --mode=all: measure loop and beam this many times")
+	flag.BoolVar(&cfg.BrokerProcess, "broker-process", false, "run each measurement's Kafka in a process of its own, so that the measured process holds no copy of the backlog (default: in the same process)")
+	flag.DurationVar(&cfg.RSSTrace, "rss-trace", 0, "in --mode=loop or beam: print the resident set every this often during the run (0: off)")
+	flag.BoolVar(&cfg.Keep, "keep", false, "keep the temporary catalogs and warehouses")
+	flag.BoolVar(&cfg.Child, "child", false, "internal: report the result as one line for the parent")
+	flag.Parse()
+	beam.Init()
+	if err := cfg.validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "benchmark: %v\n", err)
+		os.Exit(2)
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	ctx := context.Background()
+	if cfg.Mode == "broker" {
+		if err := serveBroker(ctx, cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "benchmark: broker: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if cfg.Mode == "all" {
+		if err := parent(ctx, cfg, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "benchmark: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
+	r, err := measure(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchmark: %s: %v\n", cfg.Mode, err)
+		os.Exit(1)
+	}
+	if cfg.Child {
+		b, _ := json.Marshal(r)
+		fmt.Printf("%s%s\n", resultPrefix, b)
+		return
+	}
+	printTable(os.Stdout, []result{r})
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Events <= 0:
+		return fmt.Errorf("--events=%d: want > 0", c.Events)
+	case c.Mode != "all" && c.Mode != "loop" && c.Mode != "beam" && c.Mode != "broker":
+		return fmt.Errorf("--mode=%q: want all, loop or beam", c.Mode)
+	case c.Partitions <= 0:
+		return fmt.Errorf("--partitions=%d: want > 0", c.Partitions)
+	case c.BadRatio < 0 || c.BadRatio > 1:
+		return fmt.Errorf("--bad-ratio=%v: want 0..1", c.BadRatio)
+	case c.LoopGoroutines <= 0 || c.LoopChunk <= 0:
+		return errors.New("--loop-goroutines and --loop-chunk: want > 0")
+	case c.Repeat <= 0:
+		return fmt.Errorf("--repeat=%d: want > 0", c.Repeat)
+	case c.CommitInterval < 100*time.Millisecond || (24*time.Hour)%c.CommitInterval != 0:
+		return fmt.Errorf("--commit-interval=%v: want at least 100ms, dividing a day", c.CommitInterval)
+	}
+	return nil
+}
+
+// measure runs one mode in this process: broker and preload, then the run,
+// then the row-count check.
+func measure(ctx context.Context, cfg Config) (result, error) {
+	dir, err := os.MkdirTemp("", "haade-benchmark-"+cfg.Mode+"-")
+	if err != nil {
+		return result{}, err
+	}
+	if cfg.Keep {
+		fmt.Fprintf(os.Stderr, "benchmark: %s: tables in %s\n", cfg.Mode, dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	cc := icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
+
+	b, err := startBroker(ctx, cfg)
+	if err != nil {
+		return result{}, err
+	}
+	defer b.close()
+	kc := kafkaio.Config{Brokers: b.addrs, Topic: topic, FetchMaxPartitionBytes: int32(cfg.FetchBytes)}
+	r := result{Mode: cfg.Mode, Events: cfg.Events, PreloadRSS: b.rss, BrokerRSS: b.brokerRSS, Preload: b.took.Seconds()}
+
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return r, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return r, err
+		}
+	}
+	if cfg.MemProfile != "" {
+		stop := make(chan struct{})
+		defer close(stop)
+		go profileHeapPeaks(cfg.MemProfile, stop)
+	}
+	var trace []int64
+	if cfg.RSSTrace > 0 {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t := time.NewTicker(cfg.RSSTrace)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					trace = append(trace, rss())
+				}
+			}
+		}()
+		defer func() {
+			close(stop)
+			<-done
+			fmt.Fprintf(os.Stderr, "benchmark: %s: RSS MiB every %v:", cfg.Mode, cfg.RSSTrace)
+			for _, v := range trace {
+				fmt.Fprintf(os.Stderr, " %d", v/mib)
+			}
+			fmt.Fprintln(os.Stderr)
+		}()
+	}
+	r.PeakReset = resetPeakRSS()
+	u0 := now()
+	switch cfg.Mode {
+	case "loop":
+		err = runLoop(ctx, kc, cc, cfg.LoopGoroutines, cfg.LoopChunk)
+	case "beam":
+		err = runBeam(ctx, kc, cc, cfg.CommitInterval)
+	}
+	u1 := now()
+	if cfg.CPUProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	r.PeakRSS = peakRSS()
+	if !r.PeakReset {
+		r.PeakRSS = maxRSS()
+	}
+	r.Seconds = u1.wall.Sub(u0.wall).Seconds()
+	r.CPUSeconds = (u1.cpu - u0.cpu).Seconds()
+	if err != nil {
+		return r, err
+	}
+	return r, check(ctx, &r, kc, cc)
+}
+
+// check counts the rows of both tables: they must add up to the events
+// produced. For the Beam run, the offsets in the tables must also reach
+// the end of every partition.
+func check(ctx context.Context, r *result, kc kafkaio.Config, cc icebergio.CatalogConfig) error {
+	cat, err := cc.Open(ctx)
+	if err != nil {
+		return err
+	}
+	pipeline := loopPipeline
+	if r.Mode == "beam" {
+		pipeline = beamPipeline
+	}
+	parts, err := kafkaio.Plan(ctx, kc, nil, kafkaio.Earliest, true, 20*time.Second)
+	if err != nil {
+		return err
+	}
+	var produced int64
+	for _, p := range parts {
+		produced += p.End - p.Start
+	}
+	for _, t := range []icebergio.Table{bronzeTable, dlqTable} {
+		st, err := icebergio.Stat(ctx, cat, t.Ident, pipeline)
+		if err != nil {
+			return err
+		}
+		if t.Ident == bronzeTable.Ident {
+			r.Bronze = st.Rows
+		} else {
+			r.DLQ = st.Rows
+		}
+		r.Files += st.DataFiles
+		r.Snapshots += st.Snapshots
+		if r.Mode == "beam" {
+			for _, p := range parts {
+				if next, _ := st.Offsets.Next(kc.Topic, p.ID); next != p.End {
+					return fmt.Errorf("%s: committed offset of partition %d is %d, want its end %d", t.Ident, p.ID, next, p.End)
+				}
+			}
+		}
+	}
+	if produced != int64(r.Events) || r.Bronze+r.DLQ != produced || r.Bronze == 0 {
+		return fmt.Errorf("row count: %d bronze + %d dead letters = %d, want the %d records produced (%d events asked)", r.Bronze, r.DLQ, r.Bronze+r.DLQ, produced, r.Events)
+	}
+	return nil
+}
+
+// parent runs loop and beam in child processes and prints the table.
+func parent(ctx context.Context, cfg Config, out io.Writer) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	logs, err := os.MkdirTemp("", "haade-benchmark-logs-")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "benchmark: %d events, %d partitions, %.1f%% malformed, GOMAXPROCS=%d, %s; child logs in %s\n",
+		cfg.Events, cfg.Partitions, 100*cfg.BadRatio, runtime.GOMAXPROCS(0), runtime.Version(), logs)
+	var results []result
+	for i := 0; i < cfg.Repeat; i++ {
+		for _, mode := range []string{"loop", "beam"} {
+			fmt.Fprintf(out, "  %s run %d: load average %s ...", mode, i+1, loadavg())
+			args := []string{"--child", "--mode=" + mode, fmt.Sprintf("--events=%d", cfg.Events),
+				fmt.Sprintf("--partitions=%d", cfg.Partitions), fmt.Sprintf("--bad-ratio=%g", cfg.BadRatio),
+				fmt.Sprintf("--seed=%d", cfg.Seed), "--commit-interval=" + cfg.CommitInterval.String(),
+				fmt.Sprintf("--loop-goroutines=%d", cfg.LoopGoroutines), fmt.Sprintf("--loop-chunk=%d", cfg.LoopChunk),
+				fmt.Sprintf("--fetch-max-partition-bytes=%d", cfg.FetchBytes)}
+			if cfg.Keep {
+				args = append(args, "--keep")
+			}
+			if cfg.BrokerProcess {
+				args = append(args, "--broker-process")
+			}
+			if mode == "beam" && cfg.CPUProfile != "" {
+				prof := cfg.CPUProfile
+				if cfg.Repeat > 1 {
+					prof = fmt.Sprintf("%s.%d", prof, i+1)
+				}
+				args = append(args, "--cpuprofile="+prof)
+			}
+			if mode == "beam" && cfg.MemProfile != "" {
+				args = append(args, "--memprofile="+cfg.MemProfile)
+			}
+			r, err := child(ctx, self, args, filepath.Join(logs, fmt.Sprintf("%s-%d.log", mode, i+1)))
+			if err != nil {
+				fmt.Fprintln(out, " failed")
+				return err
+			}
+			fmt.Fprintf(out, " %.1fs (preload %.1fs)\n", r.Seconds, r.Preload)
+			results = append(results, r)
+		}
+	}
+	fmt.Fprintln(out)
+	printTable(out, results)
+	return nil
+}
+
+// child runs the benchmark binary with args and returns the result it
+// reports; its stderr goes to logPath.
+func child(ctx context.Context, self string, args []string, logPath string) (result, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return result{}, err
+	}
+	defer logf.Close()
+	var stdout bytes.Buffer
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, logf
+	runErr := cmd.Run()
+	var r result
+	found := false
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), resultPrefix); ok {
+			found = json.Unmarshal([]byte(line), &r) == nil
+		}
+	}
+	if runErr != nil || !found {
+		return r, fmt.Errorf("%s %s: %v (no result); the end of its log %s:\n%s", filepath.Base(self), strings.Join(args, " "), runErr, logPath, tail(logPath, 20))
+	}
+	return r, nil
+}
+
+func tail(path string, lines int) string {
+	b, _ := os.ReadFile(path)
+	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(ls) > lines {
+		ls = ls[len(ls)-lines:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+const mib = 1 << 20
+
+// printTable prints one line per result and, for each loop and beam pair,
+// the ratio of their rates.
+func printTable(out io.Writer, rs []result) {
+	fmt.Fprintf(out, "%-5s %9s %8s %10s %7s %13s %13s %18s %13s %11s %6s %5s %9s\n",
+		"mode", "events", "seconds", "events/s", "CPU s", "CPU µs/event", "peak RSS MiB", "RSS after preload", "peak-preload", "broker MiB", "files", "snaps", "DLQ rows")
+	for _, r := range rs {
+		peak := fmt.Sprintf("%.0f", float64(r.PeakRSS)/mib)
+		if !r.PeakReset {
+			peak += "*"
+		}
+		brk := "in process"
+		if r.BrokerRSS > 0 {
+			brk = fmt.Sprintf("%.0f", float64(r.BrokerRSS)/mib)
+		}
+		fmt.Fprintf(out, "%-5s %9d %8.2f %10.0f %7.2f %13.2f %13s %18.0f %13.0f %11s %6d %5d %9d\n",
+			r.Mode, r.Events, r.Seconds, float64(r.Events)/r.Seconds, r.CPUSeconds, 1e6*r.CPUSeconds/float64(r.Events),
+			peak, float64(r.PreloadRSS)/mib, float64(r.PeakRSS-r.PreloadRSS)/mib, brk, r.Files, r.Snapshots, r.DLQ)
+	}
+	for i := 0; i+1 < len(rs); i += 2 {
+		l, b := rs[i], rs[i+1]
+		if l.Mode != "loop" || b.Mode != "beam" {
+			continue
+		}
+		fmt.Fprintf(out, "Beam/loop: rate %.0f%% (target >= 50%%), CPU per event %.2fx\n",
+			100*l.Seconds/b.Seconds, b.CPUSeconds/l.CPUSeconds)
+	}
+	for _, r := range rs {
+		if !r.PeakReset {
+			fmt.Fprintln(out, "* the kernel did not let the peak be reset after the preload: the peak includes it")
+			break
+		}
+	}
+}
