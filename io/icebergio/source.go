@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -127,14 +128,27 @@ func ReadSnapshots(s beam.Scope, src Source) beam.PCollection {
 		src.Poll = 5 * time.Second
 	}
 	imp := beam.Impulse(s)
-	return beam.ParDo(s, &snapshotsFn{Catalog: src.Catalog, Ident: src.Ident, Start: src.After + 1, End: end, Poll: src.Poll}, imp)
+	return beam.ParDo(s, &snapshotsFn{Catalog: src.Catalog, Ident: src.Ident, Start: src.After + 1, End: end, Poll: src.Poll,
+		Constructed: time.Now().UnixNano()}, imp)
 }
 
+// stopBefore holds the time of the last StopReads.
+var stopBefore atomic.Int64
+
+// StopReads makes every ReadSnapshots of this process that was constructed
+// before now stop after its current poll: it claims the rest of its
+// restriction, the watermark goes to the end of time, the last windows
+// commit and the run returns. What it did not read stays for the next run,
+// which resumes from the tables' offsets. Reads constructed later are not
+// affected.
+func StopReads() { stopBefore.Store(time.Now().UnixNano()) }
+
 type snapshotsFn struct {
-	Catalog    CatalogConfig
-	Ident      string
-	Start, End int64
-	Poll       time.Duration
+	Catalog     CatalogConfig
+	Ident       string
+	Start, End  int64
+	Poll        time.Duration
+	Constructed int64 // unix nanos, for StopReads
 }
 
 func (f *snapshotsFn) CreateInitialRestriction(_ []byte) offsetrange.Restriction {
@@ -164,6 +178,11 @@ func (f *snapshotsFn) WatermarkEstimatorState(e *sourceWatermark) int64 { return
 func (f *snapshotsFn) ProcessElement(ctx context.Context, we *sourceWatermark, rt *sdf.LockRTracker, _ []byte, emit func(beam.EventTime, SnapshotRows)) (sdf.ProcessContinuation, error) {
 	r := rt.GetRestriction().(offsetrange.Restriction)
 	if r.Start >= r.End {
+		we.state = int64(mtime.MaxTimestamp)
+		return sdf.StopProcessing(), nil
+	}
+	if f.Constructed <= stopBefore.Load() {
+		rt.TryClaim(r.End - 1)
 		we.state = int64(mtime.MaxTimestamp)
 		return sdf.StopProcessing(), nil
 	}

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -82,7 +84,19 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if !ok {
 		return code
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			// Stop polling: the last windows commit and the run returns.
+			icebergio.StopReads()
+		case <-ctx.Done():
+		}
+	}()
 	if err := obs.Serve(ctx, cfg.MetricsAddr); err != nil {
 		fmt.Fprintf(stderr, "silver: %v\n", err)
 		return 2

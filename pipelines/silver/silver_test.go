@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
@@ -164,5 +165,66 @@ func TestSilverOverBronze(t *testing.T) {
 	sort.Slice(want, func(i, j int) bool { return fmt.Sprint(want[i]) < fmt.Sprint(want[j]) })
 	if diff := cmp.Diff(want, rows3); diff != "" {
 		t.Fatalf("after new bronze rows (-want +got):\n%s", diff)
+	}
+}
+
+// An unbounded silver run polls bronze for new snapshots, and stops
+// cleanly on StopReads with everything it read committed once.
+func TestSilverStreaming(t *testing.T) {
+	l := newLake(t)
+	l.bronze(ev("Reuters", "First", ts1), ev("FT", "Second", ts2))
+	fs := runners.NewFlagSet("silver")
+	mk := flags(fs)
+	if err := runners.Parse(fs, []string{"--poll=200ms", "--commit-interval=1s", "--catalog-uri=" + l.catalog.URI,
+		"--warehouse=" + l.catalog.Warehouse}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := mk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	if err := build(context.Background(), s, cfg); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := runners.Run(context.Background(), "direct", p)
+		done <- err
+	}()
+	waitRows := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			rows, _ := l.silverRows()
+			if len(rows) == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("silver has %d rows, want %d", len(rows), n)
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("the streaming run ended early: %v", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	}
+	waitRows(2)
+	l.bronze(ev("bloomberg", "Third", ts3), ev("reuters", "First", ts1)) // one new, one duplicate
+	waitRows(3)
+	icebergio.StopReads()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not stop within 60s of StopReads")
+	}
+	rows, _ := l.silverRows()
+	want := []row{{"bloomberg", "Third", "1779262200000000"}, {"ft", "Second", "1779188400000000"}, {"reuters", "First", "1779184800000000"}}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
 	}
 }
