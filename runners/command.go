@@ -16,7 +16,18 @@ import (
 // (0 after --help; 2 after one line on stderr that names the bad flag).
 func Command[C any](name string, args []string, getenv func(string) string, stdout, stderr io.Writer,
 	flags func(*flag.FlagSet) func() (C, error)) (cfg C, code int, ok bool) {
-	fs := NewFlagSet(name)
+	return parseCommand(NewFlagSet(name), name, args, getenv, stdout, stderr, flags, beam.Init)
+}
+
+// Tool is Command for a command that runs no Beam pipeline: fs holds only
+// its own flags, and there is no worker mode.
+func Tool[C any](fs *flag.FlagSet, args []string, getenv func(string) string, stdout, stderr io.Writer,
+	flags func(*flag.FlagSet) func() (C, error)) (cfg C, code int, ok bool) {
+	return parseCommand(fs, fs.Name(), args, getenv, stdout, stderr, flags, func() {})
+}
+
+func parseCommand[C any](fs *flag.FlagSet, name string, args []string, getenv func(string) string, stdout, stderr io.Writer,
+	flags func(*flag.FlagSet) func() (C, error), init func()) (cfg C, code int, ok bool) {
 	config := flags(fs)
 	if err := Parse(fs, args, getenv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -27,7 +38,7 @@ func Command[C any](name string, args []string, getenv func(string) string, stdo
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return cfg, 2, false
 	}
-	beam.Init()
+	init()
 	cfg, err := config()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)

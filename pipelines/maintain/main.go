@@ -10,8 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,21 +30,9 @@ func main() {
 // run is the whole command: exit 0 when every table was maintained, 1 when
 // one failed, 2 for a bad command line.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := newFlagSet()
-	config := flags(fs)
-	if err := runners.Parse(fs, args, getenv); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: maintain [flags]; every flag can also be set as HAADE_<FLAG>")
-			runners.Usage(stdout, fs)
-			return 0
-		}
-		fmt.Fprintf(stderr, "maintain: %v\n", err)
-		return 2
-	}
-	cfg, err := config()
-	if err != nil {
-		fmt.Fprintf(stderr, "maintain: %v\n", err)
-		return 2
+	cfg, code, ok := runners.Tool(newFlagSet(), args, getenv, stdout, stderr, flags)
+	if !ok {
+		return code
 	}
 	_ = obs.SetupLogging(stderr, cfg.LogFormat)
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)

@@ -8,8 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,21 +39,9 @@ func main() {
 
 // run is the whole command; closing stop ends the sending early.
 func run(stop <-chan struct{}, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := newFlagSet()
-	config := flags(fs)
-	if err := runners.Parse(fs, args, getenv); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: produce --brokers=HOST:PORT [flags]; every flag can also be set as HAADE_<FLAG>")
-			runners.Usage(stdout, fs)
-			return 0
-		}
-		fmt.Fprintf(stderr, "produce: %v\n", err)
-		return 2
-	}
-	cfg, err := config()
-	if err != nil {
-		fmt.Fprintf(stderr, "produce: %v\n", err)
-		return 2
+	cfg, code, ok := runners.Tool(newFlagSet(), args, getenv, stdout, stderr, flags)
+	if !ok {
+		return code
 	}
 	_ = obs.SetupLogging(stderr, cfg.LogFormat)
 	ctx, cancel := context.WithCancel(context.Background())
