@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Every service of the e2e tier at once.
 #
-#   all.sh start [NAME...]    postgres, minio, kafka, then the python/spark install
+#   all.sh start [NAME...]    postgres, minio, kafka, the python/spark install, then the
+#                             Iceberg REST catalog
 #   all.sh stop [NAME...]     in the reverse order
 #   all.sh status [NAME...]   each one's status; exit 0 only when all run
 #   all.sh install [NAME...]  fill the cache without starting anything (for CI warm-up)
 #   all.sh env                export lines for all of them
 #
-# NAME limits it to some of: postgres minio kafka python.
+# NAME limits it to some of: postgres minio kafka python rest.
 set -euo pipefail
 SERVICE=all
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ALL=(postgres minio kafka python)
+ALL=(postgres minio kafka python rest)
 
 cmd="${1:-}"
 [[ $# -gt 0 ]] && shift
@@ -55,6 +56,7 @@ env)
 	"$SERVICES_DIR/postgres.sh" env
 	echo "export HAADE_BROKERS=127.0.0.1:9092"
 	"$SERVICES_DIR/python.sh" env
+	"$SERVICES_DIR/rest.sh" env
 	;;
-*) echo "usage: $0 start|stop|status|install|env [postgres|minio|kafka|python ...]" >&2; exit 2 ;;
+*) echo "usage: $0 start|stop|status|install|env [postgres|minio|kafka|python|rest ...]" >&2; exit 2 ;;
 esac

@@ -67,3 +67,20 @@ def pyiceberg_catalog():
 
 def b64(v):
     return None if v is None else base64.b64encode(bytes(v)).decode("ascii")
+
+
+def pyiceberg_rest_catalog(uri: str):
+    """pyiceberg's RestCatalog `local` on the Iceberg REST catalog at uri (testing/services/rest.sh),
+    reading and writing files in MinIO with the same S3 settings as above."""
+    from pyiceberg.catalog.rest import RestCatalog
+
+    return RestCatalog(
+        "local",
+        uri=uri,
+        **{
+            "s3.endpoint": S3,
+            "s3.access-key-id": os.environ.get("AWS_ACCESS_KEY_ID", "minioadmin"),
+            "s3.secret-access-key": os.environ.get("AWS_SECRET_ACCESS_KEY", "minioadmin"),
+            "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
+        },
+    )
