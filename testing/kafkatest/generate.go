@@ -25,6 +25,10 @@ type Generator struct {
 	// 2026-05-19T10:00:00Z plus i seconds.
 	Clock func(i int) time.Time
 
+	// UTC writes every timestamp in UTC ("Z"), never with an offset: for
+	// consumers that cannot parse offsets.
+	UTC bool
+
 	r         *rand.Rand
 	badRatio  float64
 	malformed [][]byte
@@ -58,8 +62,12 @@ func (g *Generator) Next() (value []byte, malformed bool) {
 	title := fmt.Sprintf("%s %s", nouns[r.IntN(len(nouns))], verbs[r.IntN(len(verbs))])
 	switch r.IntN(10) {
 	case 0: // an extra member, and an offset timestamp
+		zone := time.FixedZone("", 2*3600)
+		if g.UTC {
+			zone = time.UTC
+		}
 		return fmt.Appendf(nil, `{"source": %q, "title": %q, "timestamp": %q, "amount_musd": %d, "currency": "USD"}`,
-			src, title, ts.In(time.FixedZone("", 2*3600)).Format(time.RFC3339Nano), r.IntN(5000)), false
+			src, title, ts.In(zone).Format(time.RFC3339Nano), r.IntN(5000)), false
 	case 1: // a null title
 		return fmt.Appendf(nil, `{"source": %q, "title": null, "timestamp": %q}`, src, ts.UTC().Format(time.RFC3339)), false
 	default:

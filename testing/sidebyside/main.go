@@ -1,0 +1,194 @@
+// Command sidebyside runs HAADE's bronze pipeline and the stack it replaces
+// side by side on the same machine, the same Apache Kafka, the same MinIO,
+// the same PostgreSQL catalog and the same preloaded events, and measures
+// each: events/s, the time until every row is visible in the table, CPU
+// seconds and peak RSS.
+//
+// The contenders:
+//
+//	bronze   pipelines/bronze on the direct runner (Prism), streaming
+//	spark    Spark 3.5 Structured Streaming: Kafka source, from_json,
+//	         current_timestamp() as ingested_at, Iceberg's streaming sink
+//	         (testing/sidebyside/spark_bronze.py)
+//	connect  Kafka Connect with Apache Iceberg's sink connector
+//	         (testing/services/connect.sh run)
+//
+// Each reads the same topic from its start into a fresh table with a commit
+// interval (Spark: trigger) of --commit-interval, and runs as its own child
+// process tree. The harness polls the table's current snapshot until it
+// holds every event, then stops the contender with SIGTERM and checks that
+// the count stayed exact. CPU and peak RSS are sampled over the whole
+// process tree from launch until every row is visible.
+//
+//	go run ./testing/sidebyside --events=2000000
+//
+// starts the services through testing/services/*.sh, writes
+// testing/sidebyside/results.json and sidebyside.png (next to the README),
+// and prints the README's table. --from=results.json redraws the chart and
+// the table without running anything.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Config is the command line.
+type Config struct {
+	Events         int
+	Partitions     int
+	CommitInterval time.Duration
+	Contenders     []string
+	Repeat         int
+	Timeout        time.Duration
+	Seed           uint64
+	Timestamps     string
+	Namespace      string
+	Keep           bool
+	Out, Chart     string
+	From           string
+}
+
+func parseArgs(args []string) (Config, error) {
+	fs := flag.NewFlagSet("sidebyside", flag.ContinueOnError)
+	var c Config
+	fs.IntVar(&c.Events, "events", 2_000_000, "events preloaded into the topic, all valid")
+	fs.IntVar(&c.Partitions, "partitions", 8, "partitions of the topic")
+	fs.DurationVar(&c.CommitInterval, "commit-interval", 2*time.Second, "bronze's --commit-interval, Spark's trigger and the Connect sink's commit interval")
+	contenders := fs.String("contenders", "bronze,spark,connect", "comma-separated: bronze, spark, connect")
+	fs.IntVar(&c.Repeat, "repeat", 1, "runs of each contender, interleaved")
+	fs.DurationVar(&c.Timeout, "timeout", 10*time.Minute, "longest a contender may take until every row is visible")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the sample events")
+	fs.StringVar(&c.Timestamps, "timestamps", "utc", "utc: every event time in UTC (Z); mixed: 1 in 10 with a +02:00 offset, as kafkatest.Sample makes them (the Kafka Connect sink fails on those)")
+	fs.StringVar(&c.Namespace, "namespace", "sidebyside", "namespace of the tables the runs make")
+	fs.BoolVar(&c.Keep, "keep", false, "keep the topic and the tables")
+	fs.StringVar(&c.Out, "out", "testing/sidebyside/results.json", "where the results go, as JSON; empty writes none")
+	fs.StringVar(&c.Chart, "chart", "sidebyside.png", "where the chart goes, as PNG; empty draws none")
+	fs.StringVar(&c.From, "from", "", "draw the chart and print the table from this results file, and run nothing")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case c.Events <= 0:
+		return Config{}, fmt.Errorf("--events=%d: want > 0", c.Events)
+	case c.Partitions <= 0:
+		return Config{}, fmt.Errorf("--partitions=%d: want > 0", c.Partitions)
+	case c.CommitInterval < 100*time.Millisecond:
+		return Config{}, fmt.Errorf("--commit-interval=%v: want >= 100ms", c.CommitInterval)
+	case c.Timestamps != "utc" && c.Timestamps != "mixed":
+		return Config{}, fmt.Errorf("--timestamps=%q: want utc or mixed", c.Timestamps)
+	case c.Repeat <= 0:
+		return Config{}, fmt.Errorf("--repeat=%d: want > 0", c.Repeat)
+	case strings.ContainsAny(c.Namespace, ". "):
+		return Config{}, fmt.Errorf("--namespace=%q: no dots or spaces", c.Namespace)
+	}
+	for _, name := range strings.Split(*contenders, ",") {
+		name = strings.TrimSpace(name)
+		if _, ok := contenderByName[name]; !ok {
+			return Config{}, fmt.Errorf("--contenders: unknown %q; want bronze, spark or connect", name)
+		}
+		c.Contenders = append(c.Contenders, name)
+	}
+	return c, nil
+}
+
+func main() {
+	cfg, err := parseArgs(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sidebyside:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "sidebyside:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg Config) error {
+	if cfg.From != "" {
+		rep, err := readReport(cfg.From)
+		if err != nil {
+			return err
+		}
+		return publish(rep, cfg)
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	rep, err := measure(ctx, cfg, root)
+	if err != nil {
+		return err
+	}
+	if cfg.Out != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(cfg.Out, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "sidebyside: wrote %s\n", cfg.Out)
+	}
+	return publish(rep, cfg)
+}
+
+// publish draws the chart and prints the table.
+func publish(rep Report, cfg Config) error {
+	if cfg.Chart != "" {
+		if err := writeChart(cfg.Chart, rep); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "sidebyside: drew %s\n", cfg.Chart)
+	}
+	fmt.Print(markdown(rep))
+	return nil
+}
+
+func readReport(path string) (Report, error) {
+	var rep Report
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return rep, err
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return rep, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
+}
+
+// repoRoot is the directory of go.mod above the working directory: the
+// harness runs the service scripts and builds bronze from there.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(d, "testing/services")); err == nil {
+				return d, nil
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("run from inside the HAADE repository (no go.mod with testing/services above %s)", dir)
+		}
+	}
+}

@@ -1,0 +1,533 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/testing/kafkatest"
+)
+
+const (
+	brokers    = "127.0.0.1:9092"
+	s3Endpoint = "http://127.0.0.1:9000"
+	catalogURI = "postgres://haade:haade@127.0.0.1:5432/lakehouse?sslmode=disable"
+	warehouse  = "s3://warehouse/"
+	// pollEvery is how often the harness reads the table's row count.
+	pollEvery = 250 * time.Millisecond
+	// sampleEvery is how often the process tree's CPU and RSS are read.
+	sampleEvery = 100 * time.Millisecond
+)
+
+// Report is one invocation's results.
+type Report struct {
+	Date           string            `json:"date"`
+	Command        string            `json:"command"`
+	Machine        string            `json:"machine"`
+	Events         int               `json:"events"`
+	Partitions     int               `json:"partitions"`
+	Timestamps     string            `json:"timestamps"`
+	CommitInterval string            `json:"commit_interval"`
+	Versions       map[string]string `json:"versions"`
+	Results        []Result          `json:"results"`
+}
+
+// Result is one run of one contender.
+type Result struct {
+	Contender string `json:"contender"`
+	Run       int    `json:"run"`
+	// Visible is from launch until the table's current snapshot holds every
+	// event; FirstVisible until it holds any.
+	VisibleSeconds      float64 `json:"visible_s"`
+	FirstVisibleSeconds float64 `json:"first_visible_s"`
+	EventsPerSecond     float64 `json:"events_per_s"`
+	// CPU and PeakRSS are the contender's process tree's, from launch until
+	// every row is visible; ServicesCPU is Kafka's, MinIO's and
+	// PostgreSQL's over the same span.
+	CPUSeconds         float64 `json:"cpu_s"`
+	PeakRSSBytes       int64   `json:"peak_rss_bytes"`
+	ServicesCPUSeconds float64 `json:"services_cpu_s"`
+	// Rows is the count after the contender stopped: it must equal the
+	// events, or the run fails.
+	Rows      int64 `json:"rows"`
+	Snapshots int   `json:"snapshots"`
+	DataFiles int64 `json:"data_files"`
+}
+
+// env is what every run shares.
+type env struct {
+	cfg   Config
+	root  string
+	dir   string
+	topic string
+	id    string
+	cat   catalog.Catalog
+	// bronze is the built binary; sparkJars the jars for spark.jars.
+	bronze, sparkJars string
+	tables            []string
+	// topics are more topics to delete at the end, beside topic.
+	topics []string
+	// after runs at the end, before the tables are dropped.
+	after []func()
+}
+
+func (e *env) script(name string, args ...string) (string, error) {
+	cmd := exec.Command("bash", append([]string{filepath.Join(e.root, "testing/services", name+".sh")}, args...)...)
+	cmd.Dir = e.root
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil {
+		return out.String(), fmt.Errorf("testing/services/%s.sh %s: %w\n%s", name, strings.Join(args, " "), err, out.String())
+	}
+	return out.String(), nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%s sidebyside] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func measure(ctx context.Context, cfg Config, root string) (Report, error) {
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "minioadmin", "AWS_SECRET_ACCESS_KEY": "minioadmin", "AWS_REGION": "us-east-1"} {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	var idb [3]byte
+	_, _ = rand.Read(idb[:])
+	e := &env{cfg: cfg, root: root, id: hex.EncodeToString(idb[:])}
+	e.topic = "sidebyside-" + e.id
+	var err error
+	if e.dir, err = os.MkdirTemp("", "haade-sidebyside-"); err != nil {
+		return Report{}, err
+	}
+	defer os.RemoveAll(e.dir)
+
+	if err := e.setUp(ctx); err != nil {
+		return Report{}, err
+	}
+	defer e.tearDown()
+
+	rep := Report{
+		Date:           time.Now().UTC().Format(time.RFC3339),
+		Command:        "go run ./testing/sidebyside " + strings.Join(os.Args[1:], " "),
+		Machine:        machine(),
+		Events:         cfg.Events,
+		Partitions:     cfg.Partitions,
+		Timestamps:     cfg.Timestamps,
+		CommitInterval: cfg.CommitInterval.String(),
+		Versions:       e.versions(),
+	}
+	for r := 1; r <= cfg.Repeat; r++ {
+		for _, name := range cfg.Contenders {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+			res, err := e.runOne(ctx, contenderByName[name], r)
+			if err != nil {
+				return rep, fmt.Errorf("%s, run %d: %w", name, r, err)
+			}
+			logf("%s run %d: all %d rows visible after %.1fs (first after %.1fs): %.0f events/s, %.1f CPU s, peak RSS %d MiB, services %.1f CPU s",
+				name, r, res.Rows, res.VisibleSeconds, res.FirstVisibleSeconds, res.EventsPerSecond, res.CPUSeconds, res.PeakRSSBytes>>20, res.ServicesCPUSeconds)
+			rep.Results = append(rep.Results, res)
+		}
+	}
+	return rep, nil
+}
+
+// setUp starts the services, installs what the contenders need, builds
+// bronze, opens the catalog and preloads the topic.
+func (e *env) setUp(ctx context.Context) error {
+	for _, s := range []string{"postgres", "minio", "kafka"} {
+		logf("starting %s", s)
+		if _, err := e.script(s, "start"); err != nil {
+			return err
+		}
+	}
+	for _, name := range e.cfg.Contenders {
+		switch name {
+		case "bronze":
+			e.bronze = filepath.Join(e.dir, "bronze")
+			logf("building pipelines/bronze")
+			cmd := exec.CommandContext(ctx, "go", "build", "-o", e.bronze, "./pipelines/bronze")
+			cmd.Dir = e.root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("go build ./pipelines/bronze: %w\n%s", err, out)
+			}
+		case "spark":
+			logf("installing pyspark and Spark's jars (cached)")
+			out, err := e.script("python", "spark-jars")
+			if err != nil {
+				return err
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			e.sparkJars = lines[len(lines)-1]
+		case "connect":
+			logf("installing Kafka Connect and the Iceberg sink (cached)")
+			if _, err := e.script("connect", "install"); err != nil {
+				return err
+			}
+		}
+	}
+	var err error
+	e.cat, err = icebergio.CatalogConfig{Type: "sql", Name: "local", URI: catalogURI, Warehouse: warehouse, S3Endpoint: s3Endpoint}.Open(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := e.script("kafka", "create-topic", e.topic, strconv.Itoa(e.cfg.Partitions)); err != nil {
+		return err
+	}
+	logf("preloading %d events into %s (%d partitions)", e.cfg.Events, e.topic, e.cfg.Partitions)
+	start := time.Now()
+	const chunk = 250_000
+	g := kafkatest.NewGenerator(e.cfg.Seed, 0, nil)
+	g.UTC = e.cfg.Timestamps == "utc"
+	for done := 0; done < e.cfg.Events; {
+		vs := make([][]byte, min(chunk, e.cfg.Events-done))
+		for i := range vs {
+			vs[i], _ = g.Next()
+		}
+		if err := kafkatest.Produce(ctx, []string{brokers}, e.topic, vs); err != nil {
+			return fmt.Errorf("preload: %w", err)
+		}
+		done += len(vs)
+	}
+	logf("preloaded in %v", time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// tearDown drops the tables and deletes the topic, unless --keep.
+func (e *env) tearDown() {
+	for _, f := range e.after {
+		f()
+	}
+	if e.cfg.Keep {
+		logf("kept topic %s and tables %s", e.topic, strings.Join(e.tables, ", "))
+		return
+	}
+	if e.cat != nil && len(e.tables) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := icebergtest.Purge(ctx, e.cat, s3Endpoint, e.tables...); err != nil {
+			logf("dropping the tables: %v", err)
+		}
+	}
+	for _, t := range append([]string{e.topic}, e.topics...) {
+		if _, err := e.script("kafka", "topics", "--delete", "--topic", t); err != nil {
+			logf("deleting topic %s: %v", t, err)
+		}
+	}
+}
+
+// trial is one contender's run: its table, its scratch directory, its id.
+type trial struct {
+	*env
+	table, dlq, name string
+	dir              string
+}
+
+// contender makes the command of one run. prepare, when set, runs before
+// the clock starts.
+type contender struct {
+	name    string
+	command func(r trial) (*exec.Cmd, error)
+	prepare func(r trial) error
+	// health, when set, reports a contender that is alive but failed.
+	health func(r trial) error
+}
+
+var contenderByName = map[string]contender{
+	"bronze": {"bronze", func(r trial) (*exec.Cmd, error) {
+		return exec.Command(r.bronze, "--runner=direct",
+			"--brokers="+brokers, "--topic="+r.topic,
+			"--catalog-uri="+catalogURI, "--warehouse="+warehouse, "--s3-endpoint="+s3Endpoint,
+			"--table="+r.table, "--dlq-table="+r.dlq, "--pipeline-id="+r.name,
+			"--commit-interval="+r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="), nil
+	}, nil, nil},
+	"spark": {"spark", func(r trial) (*exec.Cmd, error) {
+		return exec.Command("bash", filepath.Join(r.root, "testing/services/python.sh"), "python",
+			filepath.Join(r.root, "testing/sidebyside/spark_bronze.py"),
+			"--brokers="+brokers, "--topic="+r.topic, "--table="+r.table,
+			"--trigger-ms="+strconv.FormatInt(r.cfg.CommitInterval.Milliseconds(), 10),
+			"--checkpoint="+filepath.Join(r.dir, "checkpoint"), "--jars="+r.sparkJars), nil
+	}, nil, nil},
+	// The sink cannot make bronze's table (it infers strings, and no
+	// partitioning), so connect.sh prepare makes it, and the control topic,
+	// before the clock starts. The script ends in exec java: the child is
+	// the JVM. CONNECT_LOG=- sends its log to the harness's file.
+	"connect": {"connect", func(r trial) (*exec.Cmd, error) {
+		cmd := exec.Command("bash", filepath.Join(r.root, "testing/services/connect.sh"), "run",
+			"--brokers", brokers, "--topic", r.topic, "--table", r.table,
+			"--commit-interval-ms", strconv.FormatInt(r.cfg.CommitInterval.Milliseconds(), 10),
+			"--group", r.name, "--skip-prepare")
+		cmd.Env = append(os.Environ(), "CONNECT_LOG=-")
+		return cmd, nil
+	}, func(r trial) error {
+		r.topics = append(r.topics, "control-iceberg-"+r.name)
+		r.after = append(r.after, func() {
+			if _, err := r.script("connect", "reset", "--group", r.name); err != nil {
+				logf("%v", err)
+			}
+		})
+		_, err := r.script("connect", "prepare", "--brokers", brokers, "--group", r.name, "--table", r.table)
+		return err
+	}, connectHealth},
+}
+
+// runOne launches one contender, waits until its table holds every event,
+// stops it, and checks the count.
+func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
+	name := fmt.Sprintf("%s_%s_%d", c.name, e.id, n)
+	r := trial{env: e, name: "sidebyside-" + name, table: e.cfg.Namespace + "." + name, dir: filepath.Join(e.dir, name)}
+	if c.name == "bronze" {
+		r.dlq = r.table + "_dlq"
+	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return Result{}, err
+	}
+	e.tables = append(e.tables, r.table)
+	if r.dlq != "" {
+		e.tables = append(e.tables, r.dlq)
+	}
+	if c.prepare != nil {
+		if err := c.prepare(r); err != nil {
+			return Result{}, err
+		}
+	}
+	cmd, err := c.command(r)
+	if err != nil {
+		return Result{}, err
+	}
+	// Logs outlive the run, for a look at what a contender did.
+	logDir := filepath.Join(os.TempDir(), "haade-sidebyside-logs", e.id)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return Result{}, err
+	}
+	logPath := filepath.Join(logDir, name+".log")
+	lf, err := os.Create(logPath)
+	if err != nil {
+		return Result{}, err
+	}
+	defer lf.Close()
+	cmd.Dir = e.root
+	cmd.Stdout, cmd.Stderr = lf, lf
+	// Its own process group, so that whatever it forks can be killed too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	services := e.servicePIDs()
+	runtime.GC()
+
+	logf("%s run %d: launching into %s", c.name, n, r.table)
+	svc0 := cpuOf(services)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Result{}, err
+	}
+	meter := meterTree(cmd.Process.Pid, sampleEvery)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	kill := func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+
+	want := int64(e.cfg.Events)
+	var first, all time.Duration
+	deadline := time.After(e.cfg.Timeout)
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for all == 0 {
+		select {
+		case <-ctx.Done():
+			kill()
+			return Result{}, ctx.Err()
+		case err := <-exited:
+			meter.Stop(cmd.Process.Pid)
+			return Result{}, fmt.Errorf("exited before every row was visible (%v); its log, %s:\n%s", err, logPath, tail(logPath, 30))
+		case <-deadline:
+			kill()
+			meter.Stop(cmd.Process.Pid)
+			return Result{}, fmt.Errorf("not every row visible after %v; its log, %s:\n%s", e.cfg.Timeout, logPath, tail(logPath, 30))
+		case <-tick.C:
+		}
+		if c.health != nil {
+			if err := c.health(r); err != nil {
+				kill()
+				meter.Stop(cmd.Process.Pid)
+				return Result{}, fmt.Errorf("%w; its log, %s:\n%s", err, logPath, tail(logPath, 30))
+			}
+		}
+		st, err := icebergio.Stat(ctx, e.cat, r.table, "")
+		if err != nil {
+			continue // not created yet, or a transient error: poll again
+		}
+		at := time.Since(start)
+		if st.Rows > 0 && first == 0 {
+			first = at
+		}
+		if st.Rows > want {
+			kill()
+			meter.Stop(cmd.Process.Pid)
+			return Result{}, fmt.Errorf("table %s holds %d rows, more than the %d events: duplicates", r.table, st.Rows, want)
+		}
+		if st.Rows == want {
+			all = at
+		}
+	}
+	cpu, peak := meter.Stop(cmd.Process.Pid)
+	svc := cpuOf(services) - svc0
+
+	// Stop it as an operator would, then check that nothing more was written.
+	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		logf("%s run %d: still running a minute after SIGTERM; killing it", c.name, n)
+		kill()
+		<-exited
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // anything it left behind
+	st, err := icebergio.Stat(ctx, e.cat, r.table, "")
+	if err != nil {
+		return Result{}, fmt.Errorf("after the stop: %w", err)
+	}
+	if st.Rows != want {
+		return Result{}, fmt.Errorf("after the stop, table %s holds %d rows, not %d", r.table, st.Rows, want)
+	}
+	return Result{
+		Contender:           c.name,
+		Run:                 n,
+		VisibleSeconds:      all.Seconds(),
+		FirstVisibleSeconds: first.Seconds(),
+		EventsPerSecond:     float64(want) / all.Seconds(),
+		CPUSeconds:          cpu.Seconds(),
+		PeakRSSBytes:        peak,
+		ServicesCPUSeconds:  svc.Seconds(),
+		Rows:                st.Rows,
+		Snapshots:           st.Snapshots,
+		DataFiles:           st.DataFiles,
+	}, nil
+}
+
+// connectHealth asks Kafka Connect's REST API (connect.sh's default port)
+// for the connector's state: a task that failed stays failed while the
+// worker lives on, so without this the run would wait for its timeout.
+func connectHealth(r trial) error {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://127.0.0.1:8083/connectors/" + r.name + "/status")
+	if err != nil {
+		return nil // not up yet
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Connector struct{ State, Trace string }
+		Tasks     []struct {
+			ID           int
+			State, Trace string
+		}
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&st) != nil {
+		return nil
+	}
+	if st.Connector.State == "FAILED" {
+		return fmt.Errorf("the connector failed: %s", firstLines(st.Connector.Trace, 3))
+	}
+	for _, t := range st.Tasks {
+		if t.State == "FAILED" {
+			return fmt.Errorf("task %d failed: %s", t.ID, firstLines(t.Trace, 3))
+		}
+	}
+	return nil
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[:min(n, len(lines))], "\n")
+}
+
+// servicePIDs are the processes of Kafka, MinIO and PostgreSQL, from the
+// services' pid files.
+func (e *env) servicePIDs() []int {
+	dir := os.Getenv("HAADE_RUN")
+	if dir == "" {
+		dir = "/tmp/haade-services"
+	}
+	var pids []int
+	for _, s := range []string{"kafka", "minio", "postgres"} {
+		b, err := os.ReadFile(filepath.Join(dir, "pids", s+".pid"))
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// versions reads the pinned versions out of the service scripts, so that
+// the report says what ran.
+func (e *env) versions() map[string]string {
+	v := map[string]string{"go": runtime.Version()}
+	if out, err := exec.Command("git", "-C", e.root, "rev-parse", "--short", "HEAD").Output(); err == nil {
+		v["haade"] = strings.TrimSpace(string(out))
+	}
+	pins := map[string][]string{
+		"kafka.sh":   {"KAFKA_VERSION"},
+		"minio.sh":   {"MINIO_VERSION"},
+		"python.sh":  {"PYSPARK_VERSION", "ICEBERG_VERSION"},
+		"connect.sh": {"CONNECT_VERSION", "ICEBERG_VERSION"},
+	}
+	for file, names := range pins {
+		b, err := os.ReadFile(filepath.Join(e.root, "testing/services", file))
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			m := regexp.MustCompile(`(?m)^` + name + `=\$?\{?[A-Z_]*:?-?([^\s}#"]+)`).FindSubmatch(b)
+			if m != nil {
+				v[strings.TrimSuffix(file, ".sh")+"."+strings.ToLower(name)] = string(m[1])
+			}
+		}
+	}
+	return v
+}
+
+// machine describes where the run was: cores and memory.
+func machine() string {
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					mem = fmt.Sprintf(", %.0f GiB", float64(kb)/(1<<20))
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores%s, %s/%s", runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH)
+}
+
+// tail is the last n lines of a file.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100
+// on every Linux architecture Go supports.
+const clockTicks = 100
+
+// pageSize is the unit of rss in /proc/PID/stat.
+var pageSize = int64(os.Getpagesize())
+
+// procStat is what one read of /proc/PID/stat gives.
+type procStat struct {
+	ppid int
+	cpu  time.Duration // utime + stime
+	rss  int64         // bytes
+}
+
+// readStat parses /proc/PID/stat. The command name (field 2) is in
+// parentheses and may hold spaces, so fields are counted after the last ')'.
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	// f[0] is field 3 (state), so field n is f[n-3].
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 22 {
+		return procStat{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	rss, _ := strconv.ParseInt(f[21], 10, 64)
+	return procStat{
+		ppid: ppid,
+		cpu:  time.Duration(utime+stime) * time.Second / clockTicks,
+		rss:  rss * pageSize,
+	}, true
+}
+
+// descendants returns root and every process below it.
+func descendants(root int) map[int]procStat {
+	all := map[int]procStat{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); ok {
+			all[pid] = st
+		}
+	}
+	kids := map[int][]int{}
+	for pid, st := range all {
+		kids[st.ppid] = append(kids[st.ppid], pid)
+	}
+	tree := map[int]procStat{}
+	stack := []int{root}
+	for len(stack) > 0 {
+		pid := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		st, ok := all[pid]
+		if !ok {
+			continue
+		}
+		tree[pid] = st
+		stack = append(stack, kids[pid]...)
+	}
+	return tree
+}
+
+// treeMeter samples a process tree: the CPU time of every process ever seen
+// in it (the last value read of each, so a process that exits loses at most
+// one interval), and the peak of the tree's summed resident set.
+type treeMeter struct {
+	mu      sync.Mutex
+	cpu     map[int]time.Duration
+	peakRSS int64
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// meterTree starts sampling the tree under root every interval.
+func meterTree(root int, interval time.Duration) *treeMeter {
+	m := &treeMeter{cpu: map[int]time.Duration{}, stop: make(chan struct{}), done: make(chan struct{})}
+	m.sample(root)
+	go func() {
+		defer close(m.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.stop:
+				return
+			case <-t.C:
+				m.sample(root)
+			}
+		}
+	}()
+	return m
+}
+
+func (m *treeMeter) sample(root int) {
+	tree := descendants(root)
+	var rss int64
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for pid, st := range tree {
+		rss += st.rss
+		if st.cpu > m.cpu[pid] {
+			m.cpu[pid] = st.cpu
+		}
+	}
+	m.peakRSS = max(m.peakRSS, rss)
+}
+
+// Stop takes a last sample and stops; it returns the tree's CPU time and
+// peak resident set.
+func (m *treeMeter) Stop(root int) (cpu time.Duration, peakRSS int64) {
+	close(m.stop)
+	<-m.done
+	m.sample(root)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.cpu {
+		cpu += c
+	}
+	return cpu, m.peakRSS
+}
+
+// cpuOf is the CPU time of the processes whose pids are given, and 0 for
+// those that are gone: for the services' processes, read before and after a
+// run.
+func cpuOf(pids []int) time.Duration {
+	var total time.Duration
+	for _, pid := range pids {
+		for _, st := range descendants(pid) {
+			total += st.cpu
+		}
+	}
+	return total
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseArgsRejectsBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--events=0"}, "--events=0"},
+		{[]string{"--contenders=bronze,flink"}, `--contenders: unknown "flink"`},
+		{[]string{"--commit-interval=10ms"}, "--commit-interval=10ms"},
+		{[]string{"--namespace=a.b"}, "--namespace"},
+		{[]string{"--repeat=0"}, "--repeat=0"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		_, err := parseArgs(tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("parseArgs(%q) = %v, want an error naming %q", tc.args, err, tc.want)
+		}
+	}
+	c, err := parseArgs([]string{"--contenders=spark, bronze", "--events=10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"spark", "bronze"}, c.Contenders); diff != "" {
+		t.Errorf("contenders (-want +got):\n%s", diff)
+	}
+}
+
+func report() Report {
+	return Report{
+		Date: "2026-11-29T17:00:00Z", Machine: "2 cores", Events: 2_000_000, Partitions: 8, CommitInterval: "2s",
+		Results: []Result{
+			{Contender: "spark", Run: 1, EventsPerSecond: 50_000, VisibleSeconds: 40, CPUSeconds: 70, PeakRSSBytes: 1 << 30},
+			{Contender: "bronze", Run: 1, EventsPerSecond: 400_000, VisibleSeconds: 5, CPUSeconds: 3, PeakRSSBytes: 400 << 20},
+			{Contender: "bronze", Run: 2, EventsPerSecond: 500_000, VisibleSeconds: 4, CPUSeconds: 2, PeakRSSBytes: 300 << 20},
+			{Contender: "bronze", Run: 3, EventsPerSecond: 100_000, VisibleSeconds: 20, CPUSeconds: 9, PeakRSSBytes: 500 << 20},
+			{Contender: "spark", Run: 2, EventsPerSecond: 40_000, VisibleSeconds: 50, CPUSeconds: 80, PeakRSSBytes: 2 << 30},
+		},
+	}
+}
+
+func TestSummarizeTakesMediansInOrder(t *testing.T) {
+	got := summarize(report())
+	if len(got) != 2 || got[0].name != "bronze" || got[1].name != "spark" {
+		t.Fatalf("summaries %+v: want bronze then spark", got)
+	}
+	b, s := got[0], got[1]
+	if b.runs != 3 || b.eventsPerS != 400_000 || b.visibleS != 5 || b.cpuS != 3 || b.peakRSSMiB != 400 {
+		t.Errorf("bronze summary %+v: want the medians 400000 events/s, 5 s, 3 CPU s, 400 MiB", b)
+	}
+	if s.eventsPerS != 45_000 || s.peakRSSMiB != 1536 {
+		t.Errorf("spark summary %+v: want the means of two, 45000 events/s and 1536 MiB", s)
+	}
+	if want := 400_000.0 / 45_000; b.factor != want || s.factor != 1 {
+		t.Errorf("factors %v, %v: want %v and 1", b.factor, s.factor, want)
+	}
+	md := markdown(report())
+	for _, want := range []string{"| HAADE bronze (Beam Go, Prism) | 3 | 400,000 | 8.9× | 5.0 s |", "| Spark 3.5 Structured Streaming | 2 | 45,000 | 1.0× |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestChartBarsFollowTheFigures decodes the PNG and measures the first
+// panel's bars (events/s): bronze's must be the full width and Spark's
+// 45000/400000 of it.
+func TestChartBarsFollowTheFigures(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.png")
+	if err := writeChart(path, report()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The length of the run of a colour along the row through a bar's middle.
+	barLen := func(name string, bar int) int {
+		c := colorOf[name]
+		y := margin + headerH + panelTop + bar*(barH+barGap) + barH/2
+		n := 0
+		for x := 0; x < chartW/2; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			if uint8(r>>8) == c.R && uint8(g>>8) == c.G && uint8(b>>8) == c.B {
+				n++
+			}
+		}
+		return n
+	}
+	bronze, spark := barLen("bronze", 0), barLen("spark", 1)
+	if bronze < 100 {
+		t.Fatalf("bronze's bar is %d px long: not drawn", bronze)
+	}
+	if want := float64(bronze) * 45_000 / 400_000; float64(spark) < want-2 || float64(spark) > want+2 {
+		t.Errorf("spark's bar is %d px, want about %.0f (bronze's is %d)", spark, want, bronze)
+	}
+}
+
+// TestMeterTreeCountsChildren runs a shell whose child burns CPU and holds
+// memory, and checks that the meter saw both.
+func TestMeterTreeCountsChildren(t *testing.T) {
+	// The child: a shell loop, then a sleep so the tree is still there to sample.
+	cmd := exec.Command("sh", "-c", `sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 0.3'; sleep 0.2`)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m := meterTree(cmd.Process.Pid, 20*time.Millisecond)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	cpu, rss := m.Stop(cmd.Process.Pid)
+	// wait4's usage covers the shell and the child it reaped.
+	self := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	// The parent shell itself barely runs: most of the CPU is the child's.
+	if cpu < 100*time.Millisecond || cpu < self/2 {
+		t.Errorf("metered CPU %v: want at least 100ms and half of the %v the kernel reports for the tree", cpu, self)
+	}
+	if rss < 1<<20 {
+		t.Errorf("peak RSS %d bytes: want at least 1 MiB for two shells", rss)
+	}
+}
