@@ -45,7 +45,12 @@ type Config struct {
 	// BatchSize is the most records in one Batch. Default 4096.
 	BatchSize int
 	// CallDuration bounds one ProcessElement call; the read self-checkpoints
-	// after it. Default 1s, which is also the most allowed.
+	// after it. Default 250ms; at most 1s. A partition's watermark moves at
+	// the end of a call, and the bundle that holds the calls of several
+	// partitions ends after all of them, so shorter calls commit windows
+	// sooner: with 2M events backlogged on 8 partitions, every row was
+	// visible after 4.8-6.0 s instead of 6.8-7.5 s with 1 s calls, at the
+	// same events/s and CPU (testing/sidebyside, pipelines/benchmark).
 	CallDuration time.Duration
 	// IdleWait is how long a caught-up partition waits before it polls
 	// again. Default 100ms.
@@ -62,9 +67,10 @@ func (c Config) withDefaults() Config {
 	if c.BatchSize <= 0 {
 		c.BatchSize = 4096
 	}
-	if c.CallDuration <= 0 || c.CallDuration > time.Second {
-		c.CallDuration = time.Second
+	if c.CallDuration <= 0 {
+		c.CallDuration = 250 * time.Millisecond
 	}
+	c.CallDuration = min(c.CallDuration, time.Second)
 	if c.IdleWait <= 0 {
 		c.IdleWait = 100 * time.Millisecond
 	}

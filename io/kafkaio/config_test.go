@@ -139,6 +139,9 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
+	if got := (Config{}).withDefaults().CallDuration; got != 250*time.Millisecond {
+		t.Errorf("default CallDuration = %v, want 250ms", got)
+	}
 	got := Config{CallDuration: time.Minute}.withDefaults()
 	if got.BatchSize != 4096 || got.CallDuration != time.Second || got.IdleWait != 100*time.Millisecond || got.FetchMaxPartitionBytes != 1<<20 {
 		t.Errorf("withDefaults = %+v", got)

@@ -19,8 +19,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/io/s3io"
-	"github.com/minio/minio-go/v7"
+	"github.com/haade/haade/testing/icebergtest"
 )
 
 const (
@@ -201,43 +200,24 @@ func (e *env) catalog() icebergio.CatalogConfig {
 	return icebergio.CatalogConfig{Type: "sql", Name: "local", URI: catalogURI, Warehouse: warehouse, S3Endpoint: s3Endpoint}
 }
 
-// dropTables removes the tables' objects from MinIO (every file under their
-// locations, which registered copies share) and drops them from the catalog.
-func (e *env) dropTables(idents ...string) {
+// dropTables removes the tables' objects from MinIO and drops them from
+// the PostgreSQL catalog.
+func (e *env) dropTables(idents ...string) { e.purge(e.catalog(), idents...) }
+
+// purge removes the tables' objects from MinIO (every file under their
+// locations, which registered copies share) and drops them from the catalog
+// of cfg.
+func (e *env) purge(cfg icebergio.CatalogConfig, idents ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cat, err := e.catalog().Open(ctx)
+	cat, err := cfg.Open(ctx)
 	if err != nil {
 		e.t.Logf("cleanup: %v", err)
 		return
 	}
 	defer closeCatalog(cat)
-	cl, err := s3io.NewClient(s3io.ConfigFromEnv(s3Endpoint))
-	if err != nil {
+	if err := icebergtest.Purge(ctx, cat, s3Endpoint, idents...); err != nil {
 		e.t.Logf("cleanup: %v", err)
-		return
-	}
-	// Copies share their files with the original: find every location
-	// first, then delete the files, then the catalog entries.
-	locs := map[string]bool{}
-	for _, ident := range idents {
-		id, _ := icebergio.Identifier(ident)
-		if tbl, err := cat.LoadTable(ctx, id); err == nil {
-			locs[tbl.Location()] = true
-		}
-	}
-	for loc := range locs {
-		bucket, prefix, _ := strings.Cut(strings.TrimPrefix(loc, "s3://"), "/")
-		objs := cl.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: strings.TrimSuffix(prefix, "/") + "/", Recursive: true})
-		for rerr := range cl.RemoveObjects(ctx, bucket, objs, minio.RemoveObjectsOptions{}) {
-			e.t.Logf("cleanup: remove %s: %v", rerr.ObjectName, rerr.Err)
-		}
-	}
-	for _, ident := range idents {
-		id, _ := icebergio.Identifier(ident)
-		if err := cat.DropTable(ctx, id); err != nil {
-			e.t.Logf("cleanup: drop %s: %v", ident, err)
-		}
 	}
 }
 

@@ -15,9 +15,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/io/s3io"
 	"github.com/haade/haade/transforms/parse"
-	"github.com/minio/minio-go/v7"
 )
 
 // restURI is Apache Iceberg's REST catalog test server that
@@ -200,37 +198,7 @@ func newRESTEnv(t *testing.T, name string, partitions int) *env {
 
 // dropRESTTables removes the tables' objects from MinIO and drops them from
 // the REST catalog (whose DROP does not purge).
-func (e *env) dropRESTTables(idents ...string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cat, err := restCatalog().Open(ctx)
-	if err != nil {
-		e.t.Logf("cleanup: %v", err)
-		return
-	}
-	defer closeCatalog(cat)
-	cl, err := s3io.NewClient(s3io.ConfigFromEnv(s3Endpoint))
-	if err != nil {
-		e.t.Logf("cleanup: %v", err)
-		return
-	}
-	for _, ident := range idents {
-		id, _ := icebergio.Identifier(ident)
-		tbl, err := cat.LoadTable(ctx, id)
-		if err != nil {
-			e.t.Logf("cleanup: load %s: %v", ident, err)
-			continue
-		}
-		bucket, prefix, _ := strings.Cut(strings.TrimPrefix(tbl.Location(), "s3://"), "/")
-		objs := cl.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: strings.TrimSuffix(prefix, "/") + "/", Recursive: true})
-		for rerr := range cl.RemoveObjects(ctx, bucket, objs, minio.RemoveObjectsOptions{}) {
-			e.t.Logf("cleanup: remove %s: %v", rerr.ObjectName, rerr.Err)
-		}
-		if err := cat.DropTable(ctx, id); err != nil {
-			e.t.Logf("cleanup: drop %s: %v", ident, err)
-		}
-	}
-}
+func (e *env) dropRESTTables(idents ...string) { e.purge(restCatalog(), idents...) }
 
 // restTable is one table's state as the REST catalog serves it.
 type restTable struct {
