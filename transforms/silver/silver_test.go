@@ -2,6 +2,7 @@ package silver
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -99,5 +100,53 @@ func TestFromBronzeAndDedup(t *testing.T) {
 	passert.Count(s, deduped, "one batch per snapshot", 2)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDedupForgetsKeysPastTheHorizon feeds a streaming dedup ten days of
+// rows, each key repeated within the horizon and again after it: the
+// repeats within are dropped, those after are kept, and the keys held stay
+// those of about the last horizon, not every key since the start.
+func TestDedupForgetsKeysPastTheHorizon(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cat := icebergio.CatalogConfig{URI: filepath.Join(dir, "c.db"), Warehouse: filepath.Join(dir, "w")}
+	if _, err := icebergio.Open(ctx, cat, icebergio.Table{Ident: "lakehouse.silver", Row: Event{},
+		Partition: []icebergio.PartitionField{{Column: "timestamp", Transform: "day"}}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	f := &dedupFn{Catalog: cat, Table: "lakehouse.silver", Horizon: 6 * time.Hour}
+	f.Setup()
+	const perHour = 100
+	hour := int64(time.Hour / time.Microsecond)
+	var kept, most int
+	for h := int64(0); h < 240; h++ {
+		var rows []Event
+		for i := range perHour {
+			at := base + h*hour + int64(i)
+			title := fmt.Sprintf("h%d-%d", h, i)
+			rows = append(rows,
+				Event{Source: "news", Title: title, Timestamp: base, IngestedAt: at},
+				Event{Source: "news", Title: title, Timestamp: base, IngestedAt: at + 2*hour}, // within: dropped
+			)
+			if h >= 10 { // the same key as ten hours ago: past the horizon, kept
+				rows = append(rows, Event{Source: "news", Title: fmt.Sprintf("h%d-%d", h-10, i), Timestamp: base, IngestedAt: at})
+			}
+		}
+		if err := f.ProcessElement(ctx, Batch{Rows: rows}, func(b Batch) { kept += len(b.Rows) }); err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, len(f.seen))
+	}
+	if want := 240*perHour + 230*perHour; kept != want {
+		t.Errorf("kept %d rows, want %d: every first row and every repeat past the horizon", kept, want)
+	}
+	// Two keys an hour (new and repeated) over horizon + slack + a quarter
+	// horizon at most, plus the hour being processed.
+	if limit := 2 * perHour * (6 + 1 + 2 + 2); most > limit {
+		t.Errorf("dedup held up to %d keys, want at most %d: keys past the horizon are not forgotten", most, limit)
+	}
+	if most < 2*perHour*6 {
+		t.Errorf("dedup held at most %d keys, fewer than one horizon's worth (%d): it forgets too soon", most, 2*perHour*6)
 	}
 }

@@ -103,7 +103,14 @@ type dedupFn struct {
 	seen    map[key]int64  // ingested_at of the kept row
 	days    map[int64]bool // event days whose silver rows are loaded into seen
 	dropped beam.Counter
+	// newest is the latest ingested_at seen; swept is newest at the last
+	// eviction from seen.
+	newest, swept int64
 }
+
+// evictSlack is how far before the newest ingested_at a later row may be
+// stamped (bronze stamps are per record, and partitions interleave).
+const evictSlack = int64(time.Hour / time.Microsecond)
 
 func (f *dedupFn) Setup() {
 	f.seen, f.days = map[key]int64{}, map[int64]bool{}
@@ -127,10 +134,32 @@ func (f *dedupFn) ProcessElement(ctx context.Context, b Batch, emit func(Batch))
 			continue
 		}
 		f.seen[k] = r.IngestedAt
+		f.newest = max(f.newest, r.IngestedAt)
 		out.Rows = append(out.Rows, r)
 	}
+	f.evict()
 	emit(out)
 	return nil
+}
+
+// evict forgets the keys that no later row can duplicate: those kept more
+// than the horizon (and evictSlack) before the newest row, since rows come
+// in bronze order. It sweeps once the newest row has moved a quarter of
+// the horizon, so a streaming silver holds about 1.25 horizons of keys
+// instead of every key since it started. The days stay loaded: a key of a
+// loaded day that was evicted is older than the horizon for any later row.
+func (f *dedupFn) evict() {
+	h := f.Horizon.Microseconds()
+	if f.newest-f.swept < h/4 {
+		return
+	}
+	f.swept = f.newest
+	oldest := f.newest - h - evictSlack
+	for k, at := range f.seen {
+		if at < oldest {
+			delete(f.seen, k)
+		}
+	}
 }
 
 // loadDay reads the keys of the silver rows of one event day: the table is
