@@ -16,6 +16,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -388,7 +389,7 @@ func TestRunBadConfiguration(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var out, errb syncBuffer
+			var out, errb cmdtest.Buffer
 			start := time.Now()
 			code := run(tc.args, func(string) string { return "" }, &out, &errb)
 			if code == 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/runners/obs"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -62,7 +63,7 @@ func TestMetricsDuringRun(t *testing.T) {
 	addr := freePort(t)
 	args := []string{"--brokers=" + e.cfg.Kafka.Brokers[0], "--catalog-uri=" + e.cfg.Catalog.URI,
 		"--warehouse=" + e.cfg.Catalog.Warehouse, "--commit-interval=1s", "--metrics-addr=" + addr}
-	var out, errb syncBuffer
+	var out, errb cmdtest.Buffer
 	done := make(chan int, 1)
 	go func() { done <- run(args, func(string) string { return "" }, &out, &errb) }()
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // SIGTERM on a streaming run: the reads stop, the last window commits, and
@@ -18,7 +19,7 @@ func TestSignalStopsCleanly(t *testing.T) {
 		"--brokers=" + e.cfg.Kafka.Brokers[0], "--catalog-uri=" + e.cfg.Catalog.URI, "--warehouse=" + e.cfg.Catalog.Warehouse,
 		"--commit-interval=1s", "--metrics-addr=",
 	}
-	var out, errb syncBuffer
+	var out, errb cmdtest.Buffer
 	done := make(chan int, 1)
 	go func() { done <- run(args, func(string) string { return "" }, &out, &errb) }()
 

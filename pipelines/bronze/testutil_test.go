@@ -1,27 +1,6 @@
 package main
 
-import (
-	"bytes"
-	"strings"
-	"sync"
-)
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+import "strings"
 
 func nonEmptyLines(s string) []string {
 	var out []string

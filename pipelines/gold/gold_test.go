@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/gold"
 )
@@ -29,11 +30,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = dir
-	for _, p := range []string{"bronze", "silver"} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, p), "../"+p).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", p, err, out)
-			os.Exit(1)
-		}
+	if _, err := cmdtest.Build(dir, "../bronze", "../silver"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	code := ptest.MainRetWithDefault(m, "prism")
 	os.RemoveAll(dir)

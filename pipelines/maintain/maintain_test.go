@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/enrich"
 	"github.com/haade/haade/transforms/parse"
@@ -102,7 +102,7 @@ func (e *env) mustRound(n int) {
 
 // maintain runs the command with the test's catalog and extra flags.
 func (e *env) maintain(extra ...string) (int, string) {
-	var out, errb syncBuffer
+	var out, errb cmdtest.Buffer
 	args := append([]string{"--catalog-uri=" + e.cat.URI, "--warehouse=" + e.cat.Warehouse}, extra...)
 	code := run(context.Background(), args, func(string) string { return "" }, &out, &errb)
 	return code, errb.String()
@@ -366,21 +366,4 @@ func TestMaintainFlagsDefaultsAndEnv(t *testing.T) {
 	if diff := cmp.Diff([]string{events, dlq}, cfg.Tables); diff != "" {
 		t.Fatalf("tables: %s", diff)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/silver"
 )
@@ -28,11 +29,12 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	bronzeBin = filepath.Join(dir, "bronze")
-	if out, err := exec.Command("go", "build", "-o", bronzeBin, "../bronze").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build bronze: %v\n%s", err, out)
+	bins, err := cmdtest.Build(dir, "../bronze")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	bronzeBin = bins[0]
 	code := ptest.MainRetWithDefault(m, "prism")
 	os.RemoveAll(dir)
 	os.Exit(code)

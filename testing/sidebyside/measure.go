@@ -20,6 +20,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/testing/kafkatest"
 )
@@ -163,13 +164,12 @@ func (e *env) setUp(ctx context.Context) error {
 	for _, name := range e.cfg.Contenders {
 		switch name {
 		case "bronze":
-			e.bronze = filepath.Join(e.dir, "bronze")
 			logf("building pipelines/bronze")
-			cmd := exec.CommandContext(ctx, "go", "build", "-o", e.bronze, "./pipelines/bronze")
-			cmd.Dir = e.root
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("go build ./pipelines/bronze: %w\n%s", err, out)
+			bins, err := cmdtest.Build(e.dir, filepath.Join(e.root, "pipelines/bronze"))
+			if err != nil {
+				return err
 			}
+			e.bronze = bins[0]
 		case "spark":
 			logf("installing pyspark and Spark's jars (cached)")
 			out, err := e.script("python", "spark-jars")
