@@ -149,9 +149,23 @@ func (c CatalogConfig) Open(ctx context.Context) (catalog.Catalog, error) {
 	}
 	cat, err := catalog.Load(ctx, c.withDefaults().Name, props)
 	if err != nil {
-		return nil, fmt.Errorf("%w: open %s catalog %q: %v", ErrCatalog, c.withDefaults().Type, c.URI, err)
+		return nil, fmt.Errorf("%w: open %s catalog %q: %v", ErrCatalog, c.withDefaults().Type, RedactURI(c.URI), err)
 	}
 	return cat, nil
+}
+
+// RedactURI returns uri with its password, if it has one, replaced by
+// "xxxxx", for messages and logs: a postgres:// catalog URI often carries
+// one.
+func RedactURI(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.User == nil {
+		return uri
+	}
+	if _, ok := u.User.Password(); !ok {
+		return uri
+	}
+	return u.Redacted()
 }
 
 // closeCatalog releases a catalog's resources, if it holds any.

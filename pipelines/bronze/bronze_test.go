@@ -386,6 +386,8 @@ func TestRunBadConfiguration(t *testing.T) {
 		{"unknown runner", []string{"--runner=nope"}, "--runner"},
 		{"unreachable broker", []string{"--brokers=127.0.0.1:1", "--metrics-addr=", "--catalog-uri=" + dir + "/c.db", "--warehouse=" + dir + "/w"}, "--brokers"},
 		{"missing bucket", []string{"--brokers=127.0.0.1:1", "--metrics-addr=", "--warehouse=s3://no-such-bucket/", "--s3-endpoint=http://127.0.0.1:1"}, "--warehouse"},
+		{"unreachable REST catalog", []string{"--brokers=127.0.0.1:1", "--metrics-addr=", "--catalog=rest", "--catalog-uri=http://127.0.0.1:1", "--warehouse=" + dir + "/w"}, "--catalog-uri"},
+		{"unreachable PostgreSQL catalog", []string{"--brokers=127.0.0.1:1", "--metrics-addr=", "--catalog-uri=postgres://haade:s3cret@127.0.0.1:1/lakehouse", "--warehouse=" + dir + "/w"}, "--catalog-uri"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -401,6 +403,9 @@ func TestRunBadConfiguration(t *testing.T) {
 			lines := nonEmptyLines(errb.String())
 			if len(lines) != 1 || !contains(lines[0], tc.flag) || contains(lines[0], "goroutine") {
 				t.Errorf("stderr %q: want one line naming %s", errb.String(), tc.flag)
+			}
+			if contains(errb.String(), "s3cret") {
+				t.Errorf("stderr %q shows the catalog's password", errb.String())
 			}
 		})
 	}

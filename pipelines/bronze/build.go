@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,11 +37,11 @@ type plan struct {
 func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 	events, err := icebergio.Open(ctx, cfg.Catalog, bronzeTable(cfg.Table), cfg.Pipeline)
 	if err != nil {
-		return nil, err
+		return nil, catalogError(err)
 	}
 	dead, err := icebergio.Open(ctx, cfg.Catalog, dlqTable(cfg.DLQTable), cfg.Pipeline)
 	if err != nil {
-		return nil, err
+		return nil, catalogError(err)
 	}
 	events.Interval, dead.Interval = cfg.CommitInterval, cfg.CommitInterval
 
@@ -69,6 +70,15 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 	icebergio.Write(s, events, start, good)
 	icebergio.Write(s, dead, start, bad)
 	return &plan{Partitions: parts, Events: events, DeadLetter: dead}, nil
+}
+
+// catalogError names the flag of a catalog that cannot be opened or
+// reached; other errors (an incompatible table, say) name their table.
+func catalogError(err error) error {
+	if errors.Is(err, icebergio.ErrCatalog) {
+		return fmt.Errorf("--catalog-uri: %w", err)
+	}
+	return err
 }
 
 func joinBrokers(b []string) string {
