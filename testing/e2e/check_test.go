@@ -269,6 +269,28 @@ type verifyOpts struct {
 	snapshots bool
 }
 
+// checkRow checks one row, read from ident, against the record of the
+// topic it came from (byKey): it must be the only row of that record so far
+// (seen, which it updates), on the right side, with the right content.
+func checkRow(t testing.TB, topic, ident string, isDLQ bool, r map[string]any, byKey map[key]krec, seen map[key]string) {
+	t.Helper()
+	k := rowKey(r)
+	if prev, dup := seen[k]; dup {
+		t.Fatalf("record %d/%d is in %s and again in %s", k.P, k.O, prev, ident)
+	}
+	seen[k] = ident
+	rec, ok := byKey[k]
+	if !ok {
+		t.Fatalf("%s holds a row for %d/%d, which the topic does not have", ident, k.P, k.O)
+	}
+	want, dlq := expectedRow(t, topic, rec)
+	if dlq != isDLQ {
+		t.Errorf("record %d/%d %q went to %s", k.P, k.O, rec.V, ident)
+		return
+	}
+	matchExpected(t, "ScanRows "+ident, r, want, dlq)
+}
+
 // verify is the exactly-once check. Every record of the topic (truth, read
 // back with kcat) must be in exactly one of the two tables, the right one,
 // with the right content; no other row may be there. It checks this on all
@@ -312,21 +334,7 @@ func (e *env) verify(truth []krec, o verifyOpts) map[string]*engineOut {
 				}
 				t.Fatalf("%s: row from topic %v, not %s: %v", ident, r["kafka_topic"], e.topic, r)
 			}
-			k := rowKey(r)
-			if prev, dup := seen[k]; dup {
-				t.Fatalf("record %d/%d is in %s and again in %s", k.P, k.O, prev, ident)
-			}
-			seen[k] = ident
-			rec, ok := byKey[k]
-			if !ok {
-				t.Fatalf("%s holds a row for %d/%d, which the topic does not have", ident, k.P, k.O)
-			}
-			want, dlq := expectedRow(t, e.topic, rec)
-			if dlq != isDLQ {
-				t.Errorf("record %d/%d %q went to %s", k.P, k.O, rec.V, ident)
-				continue
-			}
-			matchExpected(t, "ScanRows "+ident, r, want, dlq)
+			checkRow(t, e.topic, ident, isDLQ, r, byKey, seen)
 		}
 	}
 	var missing []string

@@ -137,6 +137,8 @@ type env struct {
 	procs []*proc
 	// more tables to drop at the end, such as copies Spark registered
 	more []string
+	// logs are the services' logs to show when the test fails
+	logs []string
 }
 
 func randomID() string {
@@ -152,6 +154,15 @@ func randomID() string {
 func newEnv(t *testing.T, name string, partitions int) *env {
 	t.Helper()
 	services(t, "postgres", "minio", "kafka")
+	return startEnv(t, name, partitions, "the PostgreSQL catalog", (*env).catalog)
+}
+
+// startEnv makes a test's topic and names its tables, pipeline and
+// directory, and arranges the end: on success the topic is deleted and the
+// tables purged through the catalog that cat gives; on failure, the logs of
+// every bronze run and of the services in e.logs are shown and kept.
+func startEnv(t *testing.T, name string, partitions int, where string, cat func(*env) icebergio.CatalogConfig) *env {
+	t.Helper()
 	id := randomID()
 	e := &env{
 		t: t, name: name, partitions: partitions, dir: t.TempDir(),
@@ -160,7 +171,7 @@ func newEnv(t *testing.T, name string, partitions int) *env {
 		pipe: "e2e-" + name + "-" + id,
 	}
 	mustScript(t, "kafka", "create-topic", e.topic, fmt.Sprint(partitions))
-	t.Logf("topic %s, tables %s and %s, pipeline %s", e.topic, e.table, e.dlq, e.pipe)
+	t.Logf("topic %s, tables %s and %s in %s, pipeline %s", e.topic, e.table, e.dlq, where, e.pipe)
 	t.Cleanup(func() {
 		e.mu.Lock()
 		procs := e.procs
@@ -173,6 +184,9 @@ func newEnv(t *testing.T, name string, partitions int) *env {
 		if t.Failed() {
 			for _, p := range procs {
 				t.Logf("----- %s (%s) -----\n%s", p.name, p.log, tail(p.log, 40))
+			}
+			for _, l := range e.logs {
+				t.Logf("----- %s -----\n%s", l, tail(l, 40))
 			}
 			// The test's directory goes away with it: keep the logs.
 			keep := filepath.Join(os.TempDir(), "haade-e2e-logs", e.pipe)
@@ -188,7 +202,7 @@ func newEnv(t *testing.T, name string, partitions int) *env {
 			t.Logf("kept topic %s and tables %s, %s for inspection", e.topic, e.table, e.dlq)
 			return
 		}
-		e.dropTables(append([]string{e.table, e.dlq}, e.more...)...)
+		e.purge(cat(e), append([]string{e.table, e.dlq}, e.more...)...)
 		if out, err := script("kafka", "topics", "--delete", "--topic", e.topic); err != nil {
 			t.Logf("deleting topic %s: %v\n%s", e.topic, err, out)
 		}
@@ -199,10 +213,6 @@ func newEnv(t *testing.T, name string, partitions int) *env {
 func (e *env) catalog() icebergio.CatalogConfig {
 	return icebergio.CatalogConfig{Type: "sql", Name: "local", URI: catalogURI, Warehouse: warehouse, S3Endpoint: s3Endpoint}
 }
-
-// dropTables removes the tables' objects from MinIO and drops them from
-// the PostgreSQL catalog.
-func (e *env) dropTables(idents ...string) { e.purge(e.catalog(), idents...) }
 
 // purge removes the tables' objects from MinIO (every file under their
 // locations, which registered copies share) and drops them from the catalog

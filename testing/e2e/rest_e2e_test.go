@@ -147,58 +147,14 @@ func descends(snaps []restSnapshot, id int64) bool {
 func newRESTEnv(t *testing.T, name string, partitions int) *env {
 	t.Helper()
 	services(t, "minio", "kafka", "rest")
-	id := randomID()
-	e := &env{
-		t: t, name: name, partitions: partitions, dir: t.TempDir(),
-		topic: "e2e-" + name + "-" + id,
-		table: namespace + "." + name + "_" + id, dlq: namespace + "." + name + "_" + id + "_dlq",
-		pipe: "e2e-" + name + "-" + id,
+	e := startEnv(t, name, partitions, "the REST catalog "+restURI, func(*env) icebergio.CatalogConfig { return restCatalog() })
+	run := os.Getenv("HAADE_RUN")
+	if run == "" {
+		run = "/tmp/haade-services"
 	}
-	mustScript(t, "kafka", "create-topic", e.topic, fmt.Sprint(partitions))
-	t.Logf("topic %s, tables %s and %s in the REST catalog %s, pipeline %s", e.topic, e.table, e.dlq, restURI, e.pipe)
-	t.Cleanup(func() {
-		e.mu.Lock()
-		procs := e.procs
-		e.mu.Unlock()
-		for _, p := range procs {
-			if p.running() {
-				p.kill9()
-			}
-		}
-		if t.Failed() {
-			for _, p := range procs {
-				t.Logf("----- %s (%s) -----\n%s", p.name, p.log, tail(p.log, 40))
-			}
-			run := os.Getenv("HAADE_RUN")
-			if run == "" {
-				run = "/tmp/haade-services"
-			}
-			restLog := filepath.Join(run, "logs", "rest.log")
-			t.Logf("----- REST catalog server (%s) -----\n%s", restLog, tail(restLog, 40))
-			keep := filepath.Join(os.TempDir(), "haade-e2e-logs", e.pipe)
-			if err := os.MkdirAll(keep, 0o755); err == nil {
-				files, _ := filepath.Glob(filepath.Join(e.dir, "*.log"))
-				for _, f := range files {
-					if b, err := os.ReadFile(f); err == nil {
-						_ = os.WriteFile(filepath.Join(keep, filepath.Base(f)), b, 0o644)
-					}
-				}
-				t.Logf("logs kept in %s", keep)
-			}
-			t.Logf("kept topic %s and tables %s, %s for inspection", e.topic, e.table, e.dlq)
-			return
-		}
-		e.dropRESTTables(e.table, e.dlq)
-		if out, err := script("kafka", "topics", "--delete", "--topic", e.topic); err != nil {
-			t.Logf("deleting topic %s: %v\n%s", e.topic, err, out)
-		}
-	})
+	e.logs = append(e.logs, filepath.Join(run, "logs", "rest.log"))
 	return e
 }
-
-// dropRESTTables removes the tables' objects from MinIO and drops them from
-// the REST catalog (whose DROP does not purge).
-func (e *env) dropRESTTables(idents ...string) { e.purge(restCatalog(), idents...) }
 
 // restTable is one table's state as the REST catalog serves it.
 type restTable struct {
@@ -276,21 +232,7 @@ func (e *env) checkREST(truth []krec) restState {
 		if r["kafka_topic"] != e.topic {
 			t.Fatalf("%s: row from topic %v, not %s: %v", ident, r["kafka_topic"], e.topic, r)
 		}
-		k := rowKey(r)
-		if prev, dup := seen[k]; dup {
-			t.Fatalf("record %d/%d is in %s and again in %s", k.P, k.O, prev, ident)
-		}
-		seen[k] = ident
-		rec, ok := byKey[k]
-		if !ok {
-			t.Fatalf("%s holds a row for %d/%d, which the topic does not have", ident, k.P, k.O)
-		}
-		want, dlq := expectedRow(t, e.topic, rec)
-		if dlq != isDLQ {
-			t.Errorf("record %d/%d %q went to %s", k.P, k.O, rec.V, ident)
-			return
-		}
-		matchExpected(t, "ScanRows "+ident, r, want, dlq)
+		checkRow(t, e.topic, ident, isDLQ, r, byKey, seen)
 	}
 	for _, ev := range events {
 		check(e.table, false, eventRow(ev))

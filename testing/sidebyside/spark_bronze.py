@@ -21,40 +21,25 @@ import signal
 import sys
 import threading
 
-PG = os.environ.get("HAADE_E2E_PG", "127.0.0.1:5432")
-S3 = os.environ.get("HAADE_E2E_S3", "http://127.0.0.1:9000")
+# The e2e tier's Spark session and catalog settings (testing/e2e/py/haade_readers.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "py"))
+from haade_readers import spark_session  # noqa: E402
 
 
 def session(jars: str, cores: int, memory: str):
-    from pyspark.sql import SparkSession
-
-    return (
-        SparkSession.builder.master(f"local[{cores}]")
-        .appName("haade-sidebyside-spark")
-        .config("spark.jars", jars)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.memory", memory)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(cores))
-        .config("spark.sql.session.timeZone", "UTC")
-        # from_json's fields are nullable; the filter below keeps only rows with a timestamp, and
-        # the Kafka columns are never null, so the table's required columns can take them.
-        .config("spark.sql.iceberg.check-nullability", "false")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.local", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.local.type", "jdbc")
-        .config("spark.sql.catalog.local.uri", f"jdbc:postgresql://{PG}/lakehouse")
-        .config("spark.sql.catalog.local.jdbc.user", "haade")
-        .config("spark.sql.catalog.local.jdbc.password", "haade")
-        .config("spark.sql.catalog.local.jdbc.schema-version", "V1")
-        .config("spark.sql.catalog.local.warehouse", "s3://warehouse/")
-        .config("spark.sql.catalog.local.io-impl", "org.apache.iceberg.aws.s3.S3FileIO")
-        .config("spark.sql.catalog.local.s3.endpoint", S3)
-        .config("spark.sql.catalog.local.s3.path-style-access", "true")
-        .config("spark.sql.catalog.local.client.region", os.environ.get("AWS_REGION", "us-east-1"))
-        .getOrCreate()
+    # A long-running job, unlike the e2e readers: the full JIT and the default collector.
+    return spark_session(
+        jars,
+        app="haade-sidebyside-spark",
+        cores=cores,
+        conf={
+            "spark.driver.memory": memory,
+            "spark.driver.extraJavaOptions": None,
+            "spark.sql.adaptive.enabled": None,
+            # from_json's fields are nullable; the filter below keeps only rows with a timestamp,
+            # and the Kafka columns are never null, so the table's required columns can take them.
+            "spark.sql.iceberg.check-nullability": "false",
+        },
     )
 
 
@@ -96,7 +81,6 @@ def main() -> int:
     from pyspark.sql.types import StringType, StructField, StructType, TimestampType
 
     spark = session(a.jars, a.cores, a.memory)
-    spark.sparkContext.setLogLevel("WARN")
     ns = a.table.split(".")[0]
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS local.{ns}")
     spark.sql(DDL.format(table=a.table))

@@ -13,38 +13,50 @@ S3 = os.environ.get("HAADE_E2E_S3", "http://127.0.0.1:9000")
 WAREHOUSE = "s3://warehouse/"
 
 
-def spark_session(jars: str):
+def catalog_conf() -> dict:
+    """Spark's settings for Iceberg's JdbcCatalog `local` on the tier's PostgreSQL and MinIO."""
+    return {
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.sql.catalog.local": "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.local.type": "jdbc",
+        "spark.sql.catalog.local.uri": f"jdbc:postgresql://{PG}/lakehouse",
+        "spark.sql.catalog.local.jdbc.user": "haade",
+        "spark.sql.catalog.local.jdbc.password": "haade",
+        # the catalog layout iceberg-go's SQL catalog writes (with iceberg_type)
+        "spark.sql.catalog.local.jdbc.schema-version": "V1",
+        "spark.sql.catalog.local.warehouse": WAREHOUSE,
+        "spark.sql.catalog.local.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        "spark.sql.catalog.local.s3.endpoint": S3,
+        "spark.sql.catalog.local.s3.path-style-access": "true",
+        "spark.sql.catalog.local.client.region": os.environ.get("AWS_REGION", "us-east-1"),
+    }
+
+
+def spark_session(jars: str, app: str = "haade-e2e", cores: int = 2, conf: dict = None):
+    """A local Spark session on 127.0.0.1 with the catalog `local`. The defaults suit a short-lived
+    reader; conf overrides or adds settings."""
     from pyspark.sql import SparkSession
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("haade-e2e")
-        .config("spark.jars", jars)
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "1g")
+    settings = {
+        "spark.jars": jars,
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(cores),
+        "spark.driver.memory": "1g",
         # A short-lived driver on 2 shared cores: the C1 compiler alone warms up much faster.
-        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC")
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.local", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.local.type", "jdbc")
-        .config("spark.sql.catalog.local.uri", f"jdbc:postgresql://{PG}/lakehouse")
-        .config("spark.sql.catalog.local.jdbc.user", "haade")
-        .config("spark.sql.catalog.local.jdbc.password", "haade")
-        # the catalog layout iceberg-go's SQL catalog writes (with iceberg_type)
-        .config("spark.sql.catalog.local.jdbc.schema-version", "V1")
-        .config("spark.sql.catalog.local.warehouse", WAREHOUSE)
-        .config("spark.sql.catalog.local.io-impl", "org.apache.iceberg.aws.s3.S3FileIO")
-        .config("spark.sql.catalog.local.s3.endpoint", S3)
-        .config("spark.sql.catalog.local.s3.path-style-access", "true")
-        .config("spark.sql.catalog.local.client.region", os.environ.get("AWS_REGION", "us-east-1"))
-        .getOrCreate()
-    )
+        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        **catalog_conf(),
+        **(conf or {}),
+    }
+    b = SparkSession.builder.master(f"local[{cores}]").appName(app)
+    for k, v in settings.items():
+        if v is not None:
+            b = b.config(k, v)
+    spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
 
