@@ -498,7 +498,8 @@ func (e *env) versions() map[string]string {
 			continue
 		}
 		for _, name := range names {
-			m := regexp.MustCompile(`(?m)^` + name + `=\$?\{?[A-Z_]*:?-?([^\s}#"]+)`).FindSubmatch(b)
+			// NAME=value, NAME="value" or NAME="${NAME:-value}"
+			m := regexp.MustCompile(`(?m)^` + name + `="?(?:\$\{` + name + `:-)?([^\s}"#]+)`).FindSubmatch(b)
 			if m != nil {
 				v[strings.TrimSuffix(file, ".sh")+"."+strings.ToLower(name)] = string(m[1])
 			}

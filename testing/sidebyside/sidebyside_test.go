@@ -139,3 +139,21 @@ func TestMeterTreeCountsChildren(t *testing.T) {
 		t.Errorf("peak RSS %d bytes: want at least 1 MiB for two shells", rss)
 	}
 }
+
+// TestVersionsReadsThePins reads the pinned versions out of the real
+// service scripts, in each of the forms they use.
+func TestVersionsReadsThePins(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := (&env{root: root}).versions()
+	for _, k := range []string{"kafka.kafka_version", "minio.minio_version", "python.pyspark_version", "python.iceberg_version", "connect.connect_version", "connect.iceberg_version"} {
+		if got := v[k]; got == "" || strings.ContainsAny(got, "${}\"") {
+			t.Errorf("versions[%q] = %q, want the pinned version", k, got)
+		}
+	}
+	if got := v["kafka.kafka_version"]; !strings.Contains(got, ".") {
+		t.Errorf("kafka version %q: not a version", got)
+	}
+}
