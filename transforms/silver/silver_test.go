@@ -72,14 +72,21 @@ func snapshot(t *testing.T, seq int64, rows []parse.Event) icebergio.SnapshotRow
 func countRows(b Batch) int          { return len(b.Rows) }
 func countRejects(b RejectBatch) int { return len(b.Rows) }
 
-func TestFromBronzeAndDedup(t *testing.T) {
-	ctx := context.Background()
+// silverTable makes an empty lakehouse.silver in a temporary SQLite
+// catalog and file warehouse.
+func silverTable(t *testing.T) icebergio.CatalogConfig {
+	t.Helper()
 	dir := t.TempDir()
 	cat := icebergio.CatalogConfig{URI: filepath.Join(dir, "c.db"), Warehouse: filepath.Join(dir, "w")}
-	if _, err := icebergio.Open(ctx, cat, icebergio.Table{Ident: "lakehouse.silver", Row: Event{},
+	if _, err := icebergio.Open(context.Background(), cat, icebergio.Table{Ident: "lakehouse.silver", Row: Event{},
 		Partition: []icebergio.PartitionField{{Column: "timestamp", Transform: "day"}}}, "test"); err != nil {
 		t.Fatal(err)
 	}
+	return cat
+}
+
+func TestFromBronzeAndDedup(t *testing.T) {
+	cat := silverTable(t)
 	s1 := snapshot(t, 1, []parse.Event{
 		bronze(str("news"), str("A"), base, 1),
 		bronze(str(" NEWS "), str("A  "), base, 2), // a duplicate of the first once cleaned
@@ -109,12 +116,7 @@ func TestFromBronzeAndDedup(t *testing.T) {
 // those of about the last horizon, not every key since the start.
 func TestDedupForgetsKeysPastTheHorizon(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	cat := icebergio.CatalogConfig{URI: filepath.Join(dir, "c.db"), Warehouse: filepath.Join(dir, "w")}
-	if _, err := icebergio.Open(ctx, cat, icebergio.Table{Ident: "lakehouse.silver", Row: Event{},
-		Partition: []icebergio.PartitionField{{Column: "timestamp", Transform: "day"}}}, "test"); err != nil {
-		t.Fatal(err)
-	}
+	cat := silverTable(t)
 	f := &dedupFn{Catalog: cat, Table: "lakehouse.silver", Horizon: 6 * time.Hour}
 	f.Setup()
 	const perHour = 100
