@@ -3,6 +3,7 @@ package icebergio
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/haade/haade/runners/obs"
@@ -38,17 +39,28 @@ func retry(ctx context.Context, b Backoff, op, table string, fn func() error) er
 			return p.err
 		}
 		obs.Retries.WithLabelValues(table, op).Inc()
-		slog.Warn("retrying", "op", op, "table", table, "attempt", attempt, "wait", wait, "err", err)
+		sleep := jitter(wait)
+		slog.Warn("retrying", "op", op, "table", table, "attempt", attempt, "wait", sleep, "err", err)
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(wait):
+		case <-time.After(sleep):
 		}
 		wait *= 2
 		if wait > b.Max {
 			wait = b.Max
 		}
 	}
+}
+
+// jitter returns a random wait in [d/2, d]: the committers of bronze and
+// its dead-letter table fail together when their catalog comes back, and
+// with equal waits they kept retrying in lockstep and colliding.
+func jitter(d time.Duration) time.Duration {
+	if d < 2 {
+		return d
+	}
+	return d/2 + rand.N(d/2+1)
 }
 
 type permanentError struct{ err error }

@@ -217,7 +217,7 @@ func (e *env) scan(bronze, dlq string) tables {
 // counts returns the rows of both tables from their current snapshots'
 // summaries: cheap enough to poll.
 func (e *env) counts(ctx context.Context) (int64, error) {
-	cat, err := e.catalog().Open(ctx)
+	cat, err := e.cat(e).Open(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -139,6 +139,8 @@ type env struct {
 	more []string
 	// logs are the services' logs to show when the test fails
 	logs []string
+	// cat is the catalog the test's tables are in
+	cat func(*env) icebergio.CatalogConfig
 }
 
 func randomID() string {
@@ -168,7 +170,7 @@ func startEnv(t *testing.T, name string, partitions int, where string, cat func(
 		t: t, name: name, partitions: partitions, dir: t.TempDir(),
 		topic: "e2e-" + name + "-" + id,
 		table: namespace + "." + name + "_" + id, dlq: namespace + "." + name + "_" + id + "_dlq",
-		pipe: "e2e-" + name + "-" + id,
+		pipe: "e2e-" + name + "-" + id, cat: cat,
 	}
 	mustScript(t, "kafka", "create-topic", e.topic, fmt.Sprint(partitions))
 	t.Logf("topic %s, tables %s and %s in %s, pipeline %s", e.topic, e.table, e.dlq, where, e.pipe)
@@ -202,7 +204,7 @@ func startEnv(t *testing.T, name string, partitions int, where string, cat func(
 			t.Logf("kept topic %s and tables %s, %s for inspection", e.topic, e.table, e.dlq)
 			return
 		}
-		e.purge(cat(e), append([]string{e.table, e.dlq}, e.more...)...)
+		e.purge(e.cat(e), append([]string{e.table, e.dlq}, e.more...)...)
 		if out, err := script("kafka", "topics", "--delete", "--topic", e.topic); err != nil {
 			t.Logf("deleting topic %s: %v\n%s", e.topic, err, out)
 		}

@@ -139,6 +139,39 @@ func descends(snaps []restSnapshot, id int64) bool {
 	return false
 }
 
+// REST catalog outage: the catalog server is stopped for 15 s mid-stream.
+// Bronze must wait and retry, neither exit nor skip, and every record must
+// land exactly once.
+func TestRESTOutage(t *testing.T) {
+	e := newRESTEnv(t, "rest_outage", 4)
+	sp := e.startProducer(streamRate, streamEvent)
+	p := e.startBronze(restFlags...)
+	e.waitRows(p, 4*streamRate, 2*time.Minute) // a few windows committed: mid-stream
+	mustScript(t, "rest", "stop")
+	down := time.Now()
+	time.Sleep(15 * time.Second)
+	if !p.running() {
+		mustScript(t, "rest", "start")
+		t.Fatalf("%s exited while the REST catalog was down: %v\n%s", p.name, p.err, tail(p.log, 40))
+	}
+	mustScript(t, "rest", "start")
+	t.Logf("the REST catalog was down for %v", time.Since(down).Round(100*time.Millisecond))
+	time.Sleep(5 * time.Second)
+
+	sent := sp.finish(t)
+	truth := e.consumeAll()
+	checkDelivered(t, sent, truth)
+	e.waitRows(p, len(truth), 4*time.Minute)
+	if n := countLines(p.log, "retrying"); n == 0 {
+		t.Errorf("%s never logged a retry during the outage", p.name)
+	} else {
+		t.Logf("%s logged \"retrying\" %d times:\n%s", p.name, n, retriedOps(p.log))
+	}
+	e.terminate(p, 2*time.Minute)
+	e.runBounded(2*time.Minute, restFlags...)
+	e.checkREST(truth)
+}
+
 // newRESTEnv is newEnv for the REST catalog: MinIO, Kafka and the REST
 // catalog server instead of PostgreSQL, a fresh topic, and, when the test
 // passes, the topic deleted and the tables dropped through the REST catalog,

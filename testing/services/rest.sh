@@ -98,6 +98,9 @@ start() {
 	# not put on the command line, so that the log's start line shows no credentials.
 	export REST_HOST REST_PORT
 	export CATALOG_URI="jdbc:sqlite:$DB?journal_mode=WAL&busy_timeout=10000"
+	# One connection: with SQLite in WAL mode, two pooled connections committing at once fail with
+	# SQLITE_BUSY_SNAPSHOT, and after an outage two committers retrying together kept failing.
+	export CATALOG_CLIENTS=1
 	export CATALOG_JDBC_SCHEMA__VERSION=V1 # the JdbcCatalog layout iceberg-go's SQL catalog uses too
 	export CATALOG_WAREHOUSE="$REST_WAREHOUSE"
 	export CATALOG_IO__IMPL=org.apache.iceberg.aws.s3.S3FileIO
