@@ -109,11 +109,7 @@ func (e *env) finishStream(sp *streamProducer, p *proc, wantLog string) {
 	ends := e.endOffsets()
 	e.waitRows(p, len(truth), 4*time.Minute)
 	if wantLog != "" {
-		if n := countLines(p.log, wantLog); n == 0 {
-			t.Errorf("%s never logged %q during the outage", p.name, wantLog)
-		} else {
-			t.Logf("%s logged %q %d times:\n%s", p.name, wantLog, n, retriedOps(p.log))
-		}
+		checkLogged(t, p, wantLog)
 	}
 	e.terminate(p, 2*time.Minute)
 	e.runBounded(2 * time.Minute)
@@ -127,18 +123,38 @@ func TestMinIOOutage(t *testing.T) {
 	e := newEnv(t, "minio_outage", 8)
 	sp := e.startProducer(streamRate, streamEvent)
 	p := e.startBronze()
-	e.waitRows(p, 4*streamRate, 2*time.Minute) // a few windows committed: mid-stream
-	mustScript(t, "minio", "stop")
-	down := time.Now()
-	time.Sleep(20 * time.Second)
-	if !p.running() {
-		mustScript(t, "minio", "start")
-		t.Fatalf("%s exited while MinIO was down: %v\n%s", p.name, p.err, tail(p.log, 40))
-	}
-	mustScript(t, "minio", "start")
-	t.Logf("MinIO was down for %v", time.Since(down).Round(100*time.Millisecond))
-	time.Sleep(5 * time.Second)
+	e.outage(p, "minio", 20*time.Second)
 	e.finishStream(sp, p, "retrying")
+}
+
+// checkLogged fails the test unless p logged want (during an outage), and
+// shows which operations it retried.
+func checkLogged(t *testing.T, p *proc, want string) {
+	t.Helper()
+	if n := countLines(p.log, want); n == 0 {
+		t.Errorf("%s never logged %q during the outage", p.name, want)
+	} else {
+		t.Logf("%s logged %q %d times:\n%s", p.name, want, n, retriedOps(p.log))
+	}
+}
+
+// outage stops a service (a testing/services script) for d in the middle
+// of the stream that p is ingesting, once a few windows are committed, and
+// starts it again. p must stay up all along.
+func (e *env) outage(p *proc, service string, d time.Duration) {
+	t := e.t
+	t.Helper()
+	e.waitRows(p, 4*streamRate, 2*time.Minute) // a few windows committed: mid-stream
+	mustScript(t, service, "stop")
+	down := time.Now()
+	time.Sleep(d)
+	if !p.running() {
+		mustScript(t, service, "start")
+		t.Fatalf("%s exited while %s was down: %v\n%s", p.name, service, p.err, tail(p.log, 40))
+	}
+	mustScript(t, service, "start")
+	t.Logf("%s was down for %v", service, time.Since(down).Round(100*time.Millisecond))
+	time.Sleep(5 * time.Second)
 }
 
 // Kafka outage: the broker restarts mid-stream (kafka.sh restart keeps its

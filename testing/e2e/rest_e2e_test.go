@@ -146,27 +146,13 @@ func TestRESTOutage(t *testing.T) {
 	e := newRESTEnv(t, "rest_outage", 4)
 	sp := e.startProducer(streamRate, streamEvent)
 	p := e.startBronze(restFlags...)
-	e.waitRows(p, 4*streamRate, 2*time.Minute) // a few windows committed: mid-stream
-	mustScript(t, "rest", "stop")
-	down := time.Now()
-	time.Sleep(15 * time.Second)
-	if !p.running() {
-		mustScript(t, "rest", "start")
-		t.Fatalf("%s exited while the REST catalog was down: %v\n%s", p.name, p.err, tail(p.log, 40))
-	}
-	mustScript(t, "rest", "start")
-	t.Logf("the REST catalog was down for %v", time.Since(down).Round(100*time.Millisecond))
-	time.Sleep(5 * time.Second)
+	e.outage(p, "rest", 15*time.Second)
 
 	sent := sp.finish(t)
 	truth := e.consumeAll()
 	checkDelivered(t, sent, truth)
 	e.waitRows(p, len(truth), 4*time.Minute)
-	if n := countLines(p.log, "retrying"); n == 0 {
-		t.Errorf("%s never logged a retry during the outage", p.name)
-	} else {
-		t.Logf("%s logged \"retrying\" %d times:\n%s", p.name, n, retriedOps(p.log))
-	}
+	checkLogged(t, p, "retrying")
 	e.terminate(p, 2*time.Minute)
 	e.runBounded(2*time.Minute, restFlags...)
 	e.checkREST(truth)
