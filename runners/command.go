@@ -26,6 +26,26 @@ func Tool[C any](fs *flag.FlagSet, args []string, getenv func(string) string, st
 	return parseCommand(fs, fs.Name(), args, getenv, stdout, stderr, flags, func() {})
 }
 
+// ToolFlagSet returns the flag set of a command called name that runs no
+// Beam pipeline: none of Beam's flags, and no output of its own.
+func ToolFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// ParseConfig parses a command line (without the program name) and the
+// environment into the Config that flags defines on fs, as Command and Tool
+// do, without printing: for tests.
+func ParseConfig[C any](fs *flag.FlagSet, args []string, getenv func(string) string, flags func(*flag.FlagSet) func() (C, error)) (C, error) {
+	cfg := flags(fs)
+	if err := Parse(fs, args, getenv); err != nil {
+		var zero C
+		return zero, err
+	}
+	return cfg()
+}
+
 func parseCommand[C any](fs *flag.FlagSet, name string, args []string, getenv func(string) string, stdout, stderr io.Writer,
 	flags func(*flag.FlagSet) func() (C, error), init func()) (cfg C, code int, ok bool) {
 	config := flags(fs)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -153,19 +152,10 @@ func (s *sizeFlag) Set(v string) error {
 
 // newFlagSet returns the command's flag set; it runs no Beam pipeline, so
 // it has none of Beam's flags.
-func newFlagSet() *flag.FlagSet {
-	fs := flag.NewFlagSet("maintain", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
+func newFlagSet() *flag.FlagSet { return runners.ToolFlagSet("maintain") }
 
 // parseArgs parses a command line (without the program name) and the
 // environment, as main does.
 func parseArgs(args []string, getenv func(string) string) (Config, error) {
-	fs := newFlagSet()
-	cfg := flags(fs)
-	if err := runners.Parse(fs, args, getenv); err != nil {
-		return Config{}, err
-	}
-	return cfg()
+	return runners.ParseConfig(newFlagSet(), args, getenv, flags)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"time"
 
@@ -106,21 +105,12 @@ func (c Config) validate() error {
 	return nil
 }
 
-// newFlagSet returns the producer's flag set. It runs no Beam pipeline, so
+// newFlagSet returns the command's flag set; it runs no Beam pipeline, so
 // it has none of Beam's flags.
-func newFlagSet() *flag.FlagSet {
-	fs := flag.NewFlagSet("produce", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
+func newFlagSet() *flag.FlagSet { return runners.ToolFlagSet("produce") }
 
 // parseArgs parses a command line (without the program name) and the
 // environment, as main does.
 func parseArgs(args []string, getenv func(string) string) (Config, error) {
-	fs := newFlagSet()
-	cfg := flags(fs)
-	if err := runners.Parse(fs, args, getenv); err != nil {
-		return Config{}, err
-	}
-	return cfg()
+	return runners.ParseConfig(newFlagSet(), args, getenv, flags)
 }
