@@ -135,10 +135,5 @@ func (c Config) validate() error {
 // parseArgs parses a command line (without the program name) and the
 // environment, as main does. Tests and the Kubernetes manifest checks use it.
 func parseArgs(args []string, getenv func(string) string) (Config, error) {
-	fs := runners.NewFlagSet("bronze")
-	cfg := flags(fs)
-	if err := runners.Parse(fs, args, getenv); err != nil {
-		return Config{}, err
-	}
-	return cfg()
+	return runners.ParseConfig(runners.NewFlagSet("bronze"), args, getenv, flags)
 }

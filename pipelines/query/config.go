@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/haade/haade/io/icebergio"
@@ -105,8 +104,7 @@ func (c Config) validate() error {
 // parseArgs parses flags placed anywhere among the command and its TABLE,
 // then fills unset flags from HAADE_<FLAG>.
 func parseArgs(args []string, getenv func(string) string) (Config, error) {
-	fs := flag.NewFlagSet("query", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := runners.ToolFlagSet("query")
 	cfg := flags(fs)
 	var pos []string
 	for {
