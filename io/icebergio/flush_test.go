@@ -27,13 +27,10 @@ func (b flushBatch) Range() Range          { return b.r }
 func (b flushBatch) RowSlice() any         { return b.rows }
 func (b flushBatch) RowOffset(i int) int64 { return b.rows[i].Offset }
 
-// TestWriterFlushesLargeBundles writes more than twice flushRows rows into
-// each of two windows in one bundle: the writer writes them in the
-// background as it goes, and FinishBundle still emits one FileSet per
-// window whose files hold every row of that window exactly once.
-func TestWriterFlushesLargeBundles(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+// flushWriter makes table ident of flushRow in a fresh SQLite catalog and
+// file warehouse, and returns a set-up writer for it, torn down with t.
+func flushWriter(ctx context.Context, t *testing.T, ident string) *writeFn {
+	t.Helper()
 	dir := t.TempDir()
 	cc := CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
 	cat, err := cc.Open(ctx)
@@ -41,14 +38,25 @@ func TestWriterFlushesLargeBundles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeCatalog(cat)
-	if _, err := EnsureTable(ctx, cat, Table{Ident: "ns.flush", Row: flushRow{}}); err != nil {
+	if _, err := EnsureTable(ctx, cat, Table{Ident: ident, Row: flushRow{}}); err != nil {
 		t.Fatal(err)
 	}
-	f := &writeFn{Catalog: cc, Ident: "ns.flush", Pipeline: "p"}
+	f := &writeFn{Catalog: cc, Ident: ident, Pipeline: "p"}
 	if err := f.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer f.Teardown()
+	t.Cleanup(f.Teardown)
+	return f
+}
+
+// TestWriterFlushesLargeBundles writes more than twice flushRows rows into
+// each of two windows in one bundle: the writer writes them in the
+// background as it goes, and FinishBundle still emits one FileSet per
+// window whose files hold every row of that window exactly once.
+func TestWriterFlushesLargeBundles(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f := flushWriter(ctx, t, "ns.flush")
 
 	const batch = 4096
 	perWindow := int64(2*flushRows + 3*batch + 17)
@@ -114,21 +122,7 @@ func TestWriterFlushesLargeBundles(t *testing.T) {
 func TestWriterBackgroundWriteError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	cc := CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
-	cat, err := cc.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeCatalog(cat)
-	if _, err := EnsureTable(ctx, cat, Table{Ident: "ns.flusherr", Row: flushRow{}}); err != nil {
-		t.Fatal(err)
-	}
-	f := &writeFn{Catalog: cc, Ident: "ns.flusherr", Pipeline: "p"}
-	if err := f.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer f.Teardown()
+	f := flushWriter(ctx, t, "ns.flusherr")
 	w := window.IntervalWindow{Start: mtime.FromMilliseconds(0), End: mtime.FromMilliseconds(1000)}
 	emit := func(beam.EventTime, FileSet) { t.Error("emitted after a failed write") }
 	f.StartBundle(ctx, emit)

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
@@ -62,17 +63,7 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if diff := cmp.Diff(rowsOf(flatten(ws)...), icebergtest.Rows[Row](t, cat, ident), sortRows); diff != "" {
-		t.Errorf("rows in the table (-want +got):\n%s", diff)
-	}
-	want := []map[string]string{
-		token(1, `{"events":{"0":10,"1":5}}`),
-		token(2, `{"events":{"0":20,"1":8}}`),
-		token(3, `{"events":{"0":25,"1":12}}`),
-	}
-	if diff := cmp.Diff(want, haadeSummaries(t, cat, ident)); diff != "" {
-		t.Errorf("snapshot summaries, oldest first (-want +got):\n%s", diff)
-	}
+	checkThreeWindows(t, cat, ident, ws)
 }
 
 // TestWriteCrashBeforeCommit crashes the committer of the second window
@@ -127,17 +118,25 @@ func TestWriteCrashBeforeCommit(t *testing.T) {
 			if err := ptest.Run(p); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(rowsOf(flatten(ws)...), icebergtest.Rows[Row](t, cat, ident), sortRows); diff != "" {
-				t.Errorf("rows in the table (-want +got):\n%s", diff)
-			}
-			want := []map[string]string{
-				token(1, `{"events":{"0":10,"1":5}}`),
-				token(2, `{"events":{"0":20,"1":8}}`),
-				token(3, `{"events":{"0":25,"1":12}}`),
-			}
-			if diff := cmp.Diff(want, haadeSummaries(t, cat, ident)); diff != "" {
-				t.Errorf("snapshot summaries (-want +got):\n%s", diff)
-			}
+			checkThreeWindows(t, cat, ident, ws)
 		})
+	}
+}
+
+// checkThreeWindows checks that table ident holds every row of
+// threeWindows' windows ws exactly once, in one snapshot per window, each
+// with its window's offsets.
+func checkThreeWindows(t *testing.T, cat catalog.Catalog, ident string, ws [][]RowBatch) {
+	t.Helper()
+	if diff := cmp.Diff(rowsOf(flatten(ws)...), icebergtest.Rows[Row](t, cat, ident), sortRows); diff != "" {
+		t.Errorf("rows in the table (-want +got):\n%s", diff)
+	}
+	want := []map[string]string{
+		token(1, `{"events":{"0":10,"1":5}}`),
+		token(2, `{"events":{"0":20,"1":8}}`),
+		token(3, `{"events":{"0":25,"1":12}}`),
+	}
+	if diff := cmp.Diff(want, haadeSummaries(t, cat, ident)); diff != "" {
+		t.Errorf("snapshot summaries, oldest first (-want +got):\n%s", diff)
 	}
 }

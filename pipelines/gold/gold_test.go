@@ -25,17 +25,10 @@ var bin string
 // TestMain builds the real bronze and silver pipelines: gold runs over
 // tables they made.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "gold-test")
-	if err != nil {
-		panic(err)
-	}
-	bin = dir
-	if _, err := cmdtest.Build(dir, "../bronze", "../silver"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	bins, done := cmdtest.BuildTemp("../bronze", "../silver")
+	bin = filepath.Dir(bins[0])
 	code := ptest.MainRetWithDefault(m, "prism")
-	os.RemoveAll(dir)
+	done()
 	os.Exit(code)
 }
 

@@ -25,18 +25,10 @@ var bronzeBin string
 // TestMain builds the real bronze pipeline: silver runs over tables that
 // bronze made.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "silver-test")
-	if err != nil {
-		panic(err)
-	}
-	bins, err := cmdtest.Build(dir, "../bronze")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	bins, done := cmdtest.BuildTemp("../bronze")
 	bronzeBin = bins[0]
 	code := ptest.MainRetWithDefault(m, "prism")
-	os.RemoveAll(dir)
+	done()
 	os.Exit(code)
 }
 

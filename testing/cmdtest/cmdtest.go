@@ -5,6 +5,7 @@ package cmdtest
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -24,6 +25,22 @@ func Build(dir string, pkgs ...string) ([]string, error) {
 		bins = append(bins, bin)
 	}
 	return bins, nil
+}
+
+// BuildTemp is Build into a new temporary directory, for a TestMain: it
+// exits the process with the build's error if one fails. done removes the
+// directory.
+func BuildTemp(pkgs ...string) (bins []string, done func()) {
+	dir, err := os.MkdirTemp("", "haade-cmdtest-")
+	if err == nil {
+		bins, err = Build(dir, pkgs...)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	return bins, func() { os.RemoveAll(dir) }
 }
 
 // Buffer is a bytes.Buffer that a process's stdout and stderr copiers may
