@@ -11,7 +11,7 @@ import (
 
 // crdChecks are the custom resources the manifests may use. Their CRDs are
 // not here, so each check asserts what its operator needs to act on it,
-// from the operators' documentation (see FACTS.md, "Kubernetes custom
+// from the operators' documentation (see the operators' CRDs, "Kubernetes custom
 // resources"). An object of any other kind fails the tests.
 var crdChecks = map[string]func(o object) []string{
 	"kafka.strimzi.io/v1/Kafka":                checkKafka,

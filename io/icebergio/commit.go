@@ -12,7 +12,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
-	"github.com/haade/haade/runners/obs"
 )
 
 // WindowFiles is everything the writers produced for one table and one
@@ -196,7 +195,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 		}
 		res.Offsets = running.String()
 		done = append(done, res)
-		obs.Commits.WithLabelValues(c.ident, res.Outcome).Inc()
+		commits.WithLabelValues(c.ident, res.Outcome).Inc()
 		if res.Outcome == "empty" && running.ahead(committed) && time.Since(durableAt) >= c.progressInterval() {
 			if err := c.recordProgress(ctx, running); err != nil {
 				return pending, running, done, err
@@ -329,7 +328,7 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		nt, err := tx.Commit(ctx)
 		if err != nil {
 			if isConflict(err) {
-				obs.CommitConflicts.WithLabelValues(c.ident).Inc()
+				commitConflicts.WithLabelValues(c.ident).Inc()
 				slog.Warn("commit conflict, reloading", "table", c.ident, "err", err)
 			}
 			return err
@@ -341,11 +340,11 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		return 0, false, err
 	}
 	now := time.Now()
-	obs.CommitDuration.WithLabelValues(c.ident).Observe(now.Sub(started).Seconds())
-	obs.CommitSucceeded(c.ident, now)
+	commitDuration.WithLabelValues(c.ident).Observe(now.Sub(started).Seconds())
+	commitSucceeded(c.ident, now)
 	for _, ms := range []int64{w.MinSourceMs, w.MaxSourceMs} {
 		if ms > 0 {
-			obs.Freshness.WithLabelValues(c.ident).Observe(now.Sub(time.UnixMilli(ms)).Seconds())
+			freshness.WithLabelValues(c.ident).Observe(now.Sub(time.UnixMilli(ms)).Seconds())
 		}
 	}
 	slog.Info("committed", "table", c.ident, "window_end", w.end(), "rows", w.Rows, "files", len(w.Files),

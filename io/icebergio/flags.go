@@ -4,7 +4,7 @@ import "flag"
 
 // CatalogFlags defines the catalog flags every HAADE pipeline shares
 // (--catalog, --catalog-name, --catalog-uri, --warehouse, --s3-endpoint),
-// with the defaults of DESIGN.md, and returns a func that reads them after
+// with the defaults of docs/DESIGN.md, and returns a func that reads them after
 // the flag set is parsed.
 func CatalogFlags(fs *flag.FlagSet) func() CatalogConfig {
 	typ := fs.String("catalog", "sql", "catalog type: sql or rest")

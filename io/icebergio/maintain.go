@@ -13,7 +13,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
-	"github.com/haade/haade/runners/obs"
 )
 
 // Errors returned by table maintenance.
@@ -287,7 +286,7 @@ func commitPinned(ctx context.Context, ident string, tx *table.Transaction) (*ta
 		return nt, nil
 	}
 	if isConflict(err) {
-		obs.CommitConflicts.WithLabelValues(ident).Inc()
+		commitConflicts.WithLabelValues(ident).Inc()
 	}
 	return nt, err
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/haade/haade/runners/obs"
 )
 
 func init() {
@@ -161,9 +160,9 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 		return err
 	}
 	now := time.Now()
-	obs.CommitDuration.WithLabelValues(f.Ident).Observe(now.Sub(started).Seconds())
-	obs.CommitSucceeded(f.Ident, now)
-	obs.Commits.WithLabelValues(f.Ident, "committed").Inc()
+	commitDuration.WithLabelValues(f.Ident).Observe(now.Sub(started).Seconds())
+	commitSucceeded(f.Ident, now)
+	commits.WithLabelValues(f.Ident, "committed").Inc()
 	emit(Commit{Table: f.Ident, SnapshotID: id, Rows: int64(all.Len()), Outcome: "committed", Offsets: progress.String()})
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// Snapshot summary keys (DESIGN.md, "Snapshot summary keys").
+// Snapshot summary keys (docs/DESIGN.md, "Exactly once").
 const (
 	// SummaryPipeline holds a stable pipeline id, never a job or attempt id.
 	SummaryPipeline = "haade.pipeline"

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
-
-	"github.com/haade/haade/runners/obs"
 )
 
 // Backoff bounds the waits between retries. A server that goes away means
@@ -38,7 +36,7 @@ func retry(ctx context.Context, b Backoff, op, table string, fn func() error) er
 		if p, ok := err.(permanentError); ok {
 			return p.err
 		}
-		obs.Retries.WithLabelValues(table, op).Inc()
+		retries.WithLabelValues(table, op).Inc()
 		sleep := jitter(wait)
 		slog.Warn("retrying", "op", op, "table", table, "attempt", attempt, "wait", sleep, "err", err)
 		select {

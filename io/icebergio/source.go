@@ -344,7 +344,7 @@ func (t *splitAtPosition) IsBounded() bool {
 
 // ResumeSource plans a read of table ident for a pipeline that writes the
 // given sinks: it starts after the smallest source position the sinks hold
-// (DESIGN.md decision 3, with snapshot sequence numbers for offsets), and
+// (docs/DESIGN.md decision 3, with snapshot sequence numbers for offsets), and
 // when bounded ends at the table's current snapshot. It returns the Source
 // and the start offsets to pass to Write.
 func ResumeSource(ctx context.Context, cat CatalogConfig, ident string, bounded bool, sinks ...*Sink) (Source, Offsets, error) {

@@ -33,7 +33,7 @@ type PartitionField struct {
 	Transform string
 }
 
-// DefaultProperties are the table properties of DESIGN.md: format v2, zstd
+// DefaultProperties are the table properties of docs/DESIGN.md: format v2, zstd
 // Parquet, manifest merging, old metadata files cleaned up.
 var DefaultProperties = map[string]string{
 	"format-version":                             "2",

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/haade/haade/runners/obs"
 )
 
 func init() {
@@ -167,7 +166,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		obs.TableSeen(f.Ident)
+		tableSeen(f.Ident)
 		f.c = &committer{cat: cat, ident: f.Ident, pipeline: f.Pipeline, start: start, ids: ids, beforeCommit: hookFor(f.Ident)}
 		return nil
 	})
@@ -195,7 +194,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, _ stri
 	for _, w := range rest {
 		waiting += len(w.Files)
 	}
-	obs.UncommittedFiles.WithLabelValues(f.Ident).Set(float64(waiting))
+	uncommittedFiles.WithLabelValues(f.Ident).Set(float64(waiting))
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
-	"github.com/haade/haade/runners/obs"
 )
 
 func init() {
@@ -176,8 +175,8 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, Fi
 			if err != nil {
 				return err
 			}
-			obs.RowsWritten.WithLabelValues(f.Ident).Add(float64(buf.rows))
-			obs.FilesWritten.WithLabelValues(f.Ident).Add(float64(len(files)))
+			rowsWritten.WithLabelValues(f.Ident).Add(float64(buf.rows))
+			filesWritten.WithLabelValues(f.Ident).Add(float64(len(files)))
 			for _, df := range files {
 				enc, err := codec.EncodeDataFile(df, f.tbl.Spec(), f.tbl.Schema(), f.tbl.Metadata().Version())
 				if err != nil {
@@ -185,7 +184,7 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, Fi
 				}
 				fs.Files = append(fs.Files, enc)
 				fs.Bytes += df.FileSizeBytes()
-				obs.FileSize.WithLabelValues(f.Ident).Observe(float64(df.FileSizeBytes()))
+				fileSize.WithLabelValues(f.Ident).Observe(float64(df.FileSizeBytes()))
 			}
 		}
 		emit(beam.EventTime(buf.end), fs)

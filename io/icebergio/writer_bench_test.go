@@ -94,7 +94,7 @@ func BenchmarkAppend(b *testing.B) {
 
 // BenchmarkWriteRecords measures table.WriteRecords of one Arrow batch into
 // zstd Parquet data files of a table in a temporary SQLite catalog, with the
-// table properties of DESIGN.md: day(ingested_at) partitioned as bronze,
+// table properties of docs/DESIGN.md: day(ingested_at) partitioned as bronze,
 // and unpartitioned. Nothing is committed.
 func BenchmarkWriteRecords(b *testing.B) {
 	for _, tc := range []struct {

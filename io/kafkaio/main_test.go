@@ -127,7 +127,7 @@ func plan(t *testing.T, cfg Config, committed map[int32]int64, policy StartPolic
 }
 
 // runWithin runs p and fails the test if it does not return within limit.
-// A hung Prism job cannot be cancelled safely (FACTS.md), so it is left
+// A hung Prism job cannot be cancelled safely (docs/DESIGN.md, "Runners"), so it is left
 // behind.
 func runWithin(t *testing.T, p *beam.Pipeline, limit time.Duration) error {
 	t.Helper()

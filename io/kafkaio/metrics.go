@@ -3,7 +3,6 @@ package kafkaio
 import (
 	"strconv"
 
-	"github.com/haade/haade/runners/obs"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -20,9 +19,9 @@ type partitionMetrics struct {
 func metricsFor(topic string, partition int32) partitionMetrics {
 	p := strconv.Itoa(int(partition))
 	return partitionMetrics{
-		records:  obs.RecordsRead.WithLabelValues(topic, p),
-		bytes:    obs.BytesRead.WithLabelValues(topic, p),
-		lagGauge: obs.ConsumerLag.WithLabelValues(topic, p),
+		records:  recordsRead.WithLabelValues(topic, p),
+		bytes:    bytesRead.WithLabelValues(topic, p),
+		lagGauge: consumerLag.WithLabelValues(topic, p),
 	}
 }
 

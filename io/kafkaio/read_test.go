@@ -20,7 +20,7 @@ import (
 // very different speeds, windows the batches into short fixed windows and
 // counts each window through a GroupByKey. Prism v2.77 lets the fastest
 // partition's watermark overtake records that a slower partition emitted in
-// a bundle still running (FACTS.md); those records would be late and
+// a bundle still running (docs/DESIGN.md, "Runners"); those records would be late and
 // dropped by the GroupByKey. The sum over all windows must be every record.
 //
 // With the watermark table turned off (readFn.shared forced to false), both

@@ -12,7 +12,7 @@ var stopBefore atomic.Int64
 // stop at its current position: each partition claims the rest of its
 // restriction and returns, the watermark goes to the end of time, the last
 // windows fire and commit, and the pipeline's run returns normally.
-// Cancelling Prism's context instead crashes the process (FACTS.md).
+// Cancelling Prism's context instead crashes the process (docs/DESIGN.md, "Runners").
 //
 // Offsets not read yet are not lost: the tables' offsets say where the next
 // run starts. Reads constructed after Stop are not affected.

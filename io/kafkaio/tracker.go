@@ -8,7 +8,7 @@ import (
 // current position, whatever fraction the runner asks for.
 //
 // Prism splits [start, MaxInt64) restrictions at fractions above 0; the
-// residual then starts near 2^62 and the read fails (FACTS.md). A Kafka
+// residual then starts near 2^62 and the read fails (docs/DESIGN.md, "Runners"). A Kafka
 // partition cannot be read from the middle of its future anyway: the only
 // useful split is "what is read so far" and "the rest".
 type positionTracker struct {

@@ -12,7 +12,7 @@ type restriction = offsetrange.Restriction
 
 // TestPositionTrackerSplitsAtPosition checks that, whatever fraction the
 // runner asks for, a split leaves the primary exactly what was claimed and
-// gives the residual the rest (FACTS.md: Prism splits unbounded
+// gives the residual the rest (docs/DESIGN.md, "Runners": Prism splits unbounded
 // restrictions at fractions above 0).
 func TestPositionTrackerSplitsAtPosition(t *testing.T) {
 	tests := []struct {

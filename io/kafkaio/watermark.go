@@ -11,7 +11,7 @@ import (
 // time before which it will emit nothing more: the time its last call ended.
 //
 // Prism v2.77 sets a stage's watermark from the residual of whichever SDF
-// bundle finished last, with no minimum across partitions (FACTS.md). A
+// bundle finished last, with no minimum across partitions (docs/DESIGN.md, "Runners"). A
 // fast partition would then push the watermark past records that a slower
 // partition emitted in a bundle still running, and a downstream window
 // would drop them as late. When the worker runs inside the runner's process,

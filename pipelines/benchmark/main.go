@@ -21,6 +21,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/haade/haade/runners/obs"
+	"github.com/haade/haade/transforms/parse"
 	"io"
 	"log/slog"
 	"os"
@@ -76,6 +78,13 @@ type result struct {
 	DLQ        int64   // rows in the dead-letter table
 	Files      int64   // data files of both tables
 	Snapshots  int     // snapshots of both tables
+}
+
+// The metrics of the stages the benchmark runs.
+func init() {
+	obs.MustRegister(kafkaio.Collectors()...)
+	obs.MustRegister(parse.Collectors()...)
+	obs.MustRegister(icebergio.Collectors()...)
 }
 
 func main() {

@@ -14,7 +14,7 @@ import (
 	"github.com/haade/haade/transforms/parse"
 )
 
-// bronzeTable and dlqTable are the two tables of DESIGN.md, "Tables".
+// bronzeTable and dlqTable are the two tables of docs/DESIGN.md, "Tables".
 func bronzeTable(ident string) icebergio.Table {
 	return icebergio.Table{Ident: ident, Row: parse.Event{},
 		Partition: []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}}

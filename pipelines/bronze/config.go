@@ -12,9 +12,8 @@ import (
 	"github.com/haade/haade/runners"
 )
 
-// Config is everything the bronze pipeline needs; see DESIGN.md,
-// "Command-line contract of pipelines/bronze". Every flag can also be set
-// as HAADE_<FLAG>.
+// Config is everything the bronze pipeline needs; see docs/DESIGN.md,
+// "Command line". Every flag can also be set as HAADE_<FLAG>.
 type Config struct {
 	// Runner is direct (Prism, in process), prism, flink or universal.
 	Runner string

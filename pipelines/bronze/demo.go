@@ -6,31 +6,33 @@ import (
 	"io"
 	"math"
 
-	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/testing/kafkatest"
-	"github.com/haade/haade/transforms/parse"
-
+	"strings"
 	"time"
+
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/kafkaio/embedded"
+	"github.com/haade/haade/transforms/parse"
+	sampleevents "github.com/haade/haade/transforms/sample"
 )
 
 type demoKafka struct {
-	*kafkatest.Cluster
+	*embedded.Cluster
 	produced int
 }
 
 // startDemo starts an in-process Kafka, produces sample events (a few
 // malformed) and points cfg at it, in bounded mode.
 func startDemo(ctx context.Context, cfg *Config, out io.Writer) (*demoKafka, error) {
-	c, err := kafkatest.Start(cfg.Kafka.Topic, 4)
+	c, err := embedded.Start(cfg.Kafka.Topic, 4)
 	if err != nil {
 		return nil, err
 	}
 	seed := uint64(time.Now().UnixNano())
-	if _, err := kafkatest.ProduceSample(ctx, c.Brokers(), cfg.Kafka.Topic, cfg.DemoEvents, seed, 0.01, parse.MalformedCorpus); err != nil {
+	if err := embedded.Produce(ctx, c.Brokers(), cfg.Kafka.Topic, sampleevents.Sample(cfg.DemoEvents, seed, 0.01, parse.MalformedCorpus)); err != nil {
 		c.Close()
 		return nil, err
 	}
-	if err := kafkatest.Produce(ctx, c.Brokers(), cfg.Kafka.Topic, [][]byte{nil}); err != nil { // one tombstone
+	if err := embedded.Produce(ctx, c.Brokers(), cfg.Kafka.Topic, [][]byte{nil}); err != nil { // one tombstone
 		c.Close()
 		return nil, err
 	}
@@ -38,7 +40,7 @@ func startDemo(ctx context.Context, cfg *Config, out io.Writer) (*demoKafka, err
 	cfg.Bounded = true
 	cfg.Start = "earliest"
 	fmt.Fprintf(out, "embedded demo: in-process Kafka at %s, produced %d sample events (about 1%% malformed) and 1 tombstone to %s\n",
-		kafkatest.Addr(c.Brokers()), cfg.DemoEvents, cfg.Kafka.Topic)
+		strings.Join(c.Brokers(), ","), cfg.DemoEvents, cfg.Kafka.Topic)
 	return &demoKafka{Cluster: c, produced: cfg.DemoEvents + 1}, nil
 }
 

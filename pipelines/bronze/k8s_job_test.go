@@ -16,7 +16,7 @@ import (
 )
 
 // The Kubernetes submit Job (k8s/base/lakehouse/bronze-submit-job.yaml)
-// runs this binary with runner flags as arguments and the DESIGN.md flags
+// runs this binary with runner flags as arguments and the docs/DESIGN.md flags
 // as HAADE_* variables. This test feeds exactly that command line and
 // environment to the real flag set, so a renamed flag or a value the
 // pipeline would reject fails here rather than in a cluster.

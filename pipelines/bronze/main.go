@@ -11,6 +11,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/transforms/parse"
 	"io"
 	"log/slog"
 	"os"
@@ -25,6 +27,13 @@ import (
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/obs"
 )
+
+// The metrics this command and its workers serve.
+func init() {
+	obs.MustRegister(kafkaio.Collectors()...)
+	obs.MustRegister(parse.Collectors()...)
+	obs.MustRegister(icebergio.Collectors()...)
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))

@@ -10,6 +10,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/haade/haade/runners/obs"
 	"io"
 	"os"
 
@@ -59,6 +60,9 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 		return c, nil
 	}
 }
+
+// The metrics of the tables this command writes.
+func init() { obs.MustRegister(icebergio.Collectors()...) }
 
 func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)) }
 

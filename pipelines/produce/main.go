@@ -22,6 +22,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// The metrics this command serves.
+func init() {
+	obs.MustRegister(producedRecords, producedBytes, produceErrors, produceLatency, produceTargetRate)
+}
+
 func main() {
 	stop := make(chan struct{})
 	sigs := make(chan os.Signal, 2)

@@ -8,9 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/haade/haade/runners/obs"
-	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/sample"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -46,14 +45,14 @@ func (r Report) String() string {
 // acknowledgements. Records still unacknowledged then count as failed.
 func produce(stop <-chan struct{}, cl *kgo.Client, cfg Config) Report {
 	topic := cfg.Kafka.Topic
-	gen := kafkatest.NewGenerator(cfg.Seed, cfg.BadRatio, parse.MalformedCorpus)
-	gen.Clock = kafkatest.LiveClock
-	obs.ProduceTargetRate.WithLabelValues(topic).Set(cfg.Rate)
-	valid := obs.ProducedRecords.WithLabelValues(topic, "valid")
-	bad := obs.ProducedRecords.WithLabelValues(topic, "malformed")
-	bytes := obs.ProducedBytes.WithLabelValues(topic)
-	errs := obs.ProduceErrors.WithLabelValues(topic)
-	latency := obs.ProduceLatency.WithLabelValues(topic)
+	gen := sample.NewGenerator(cfg.Seed, cfg.BadRatio, parse.MalformedCorpus)
+	gen.Clock = sample.LiveClock
+	produceTargetRate.WithLabelValues(topic).Set(cfg.Rate)
+	valid := producedRecords.WithLabelValues(topic, "valid")
+	bad := producedRecords.WithLabelValues(topic, "malformed")
+	bytes := producedBytes.WithLabelValues(topic)
+	errs := produceErrors.WithLabelValues(topic)
+	latency := produceLatency.WithLabelValues(topic)
 
 	// Records keep the context they were produced with: cancelling it fails
 	// those still buffered. So a stop only ends the loop, and the context

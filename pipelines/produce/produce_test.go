@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haade/haade/runners/obs"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -98,7 +97,7 @@ func isMalformed(v []byte) bool {
 // event times are close to now, and the report and metrics agree.
 func TestProduceCount(t *testing.T) {
 	brokers := startKafka(t, 3)
-	before := testutil.ToFloat64(obs.ProducedRecords.WithLabelValues(topic, "valid"))
+	before := testutil.ToFloat64(producedRecords.WithLabelValues(topic, "valid"))
 	started := time.Now()
 	code, stdout, stderr := runProduce(t, nil, "--brokers="+kafkatest.Addr(brokers), "--count=500", "--seed=7")
 	if code != 0 {
@@ -129,7 +128,7 @@ func TestProduceCount(t *testing.T) {
 	if total != r.bytes {
 		t.Errorf("report says %d bytes, the topic holds %d", r.bytes, total)
 	}
-	if got := testutil.ToFloat64(obs.ProducedRecords.WithLabelValues(topic, "valid")) - before; got != 500 {
+	if got := testutil.ToFloat64(producedRecords.WithLabelValues(topic, "valid")) - before; got != 500 {
 		t.Errorf("haade_produced_records_total{kind=valid} rose by %v, want 500", got)
 	}
 }

@@ -77,6 +77,9 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	}
 }
 
+// The metrics this command and its workers serve.
+func init() { obs.MustRegister(icebergio.Collectors()...) }
+
 func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)) }
 
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {

@@ -7,8 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/transforms/parse"
 	"gopkg.in/yaml.v3"
 )
+
+// The collectors that the commands register.
+func init() {
+	MustRegister(kafkaio.Collectors()...)
+	MustRegister(parse.Collectors()...)
+	MustRegister(icebergio.Collectors()...)
+}
 
 var metricRef = regexp.MustCompile(`\bhaade_[a-z0-9_]+`)
 

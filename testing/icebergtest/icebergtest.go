@@ -200,7 +200,7 @@ func Snapshots(t testing.TB, cat catalog.Catalog, ident string) []Snapshot {
 }
 
 // Haade returns the haade.* keys of a snapshot summary: the commit token
-// and the offsets (DESIGN.md, "Snapshot summary keys").
+// and the offsets (docs/DESIGN.md, "Exactly once").
 func (s Snapshot) Haade() map[string]string {
 	out := map[string]string{}
 	for k, v := range s.Summary {

@@ -1,63 +1,34 @@
-// Package kafkatest starts an in-process Kafka (franz-go's kfake, which
-// speaks the real wire protocol) and produces sample fintech events to it.
-// It serves the fast test tier and the embedded demo; the end-to-end tier
-// runs real Apache Kafka (testing/services).
+// Package kafkatest is the Kafka kit of the fast test tier: an in-process
+// Kafka (io/kafkaio/embedded) and sample fintech events (transforms/sample).
+// The end-to-end tier runs real Apache Kafka (testing/services).
 package kafkatest
 
 import (
 	"context"
 	"strings"
-	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/haade/haade/io/kafkaio/embedded"
+	"github.com/haade/haade/transforms/sample"
 )
 
 // Cluster is an in-process Kafka.
-type Cluster struct {
-	*kfake.Cluster
-}
+type Cluster = embedded.Cluster
 
-// Start starts an in-process Kafka with topic already created with the
-// given partitions. Close it when done.
-func Start(topic string, partitions int) (*Cluster, error) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), topic))
-	if err != nil {
-		return nil, err
-	}
-	return &Cluster{c}, nil
-}
+// Generator makes sample events one at a time.
+type Generator = sample.Generator
 
-// Brokers returns the bootstrap addresses.
-func (c *Cluster) Brokers() []string { return c.ListenAddrs() }
-
-// Produce sends values to topic, round-robin over its partitions, and
-// waits until all are acknowledged. A nil value is a tombstone.
-func Produce(ctx context.Context, brokers []string, topic string, values [][]byte) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerBatchMaxBytes(1<<20),
-		kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(100_000))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	var firstErr error
-	done := make(chan struct{}, 1)
-	n := 0
-	for _, v := range values {
-		n++
-		cl.Produce(ctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) {
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-		})
-	}
-	_ = done
-	if err := cl.Flush(ctx); err != nil {
-		return err
-	}
-	return firstErr
-}
+var (
+	// Start starts an in-process Kafka with one topic.
+	Start = embedded.Start
+	// Produce sends values round-robin and waits for the acknowledgements.
+	Produce = embedded.Produce
+	// Sample returns n sample events, about badRatio of them malformed.
+	Sample = sample.Sample
+	// NewGenerator returns a sample event generator.
+	NewGenerator = sample.NewGenerator
+	// LiveClock stamps events with the current time.
+	LiveClock = sample.LiveClock
+)
 
 // ProduceSample produces n sample events with badRatio malformed to topic.
 func ProduceSample(ctx context.Context, brokers []string, topic string, n int, seed uint64, badRatio float64, malformed [][]byte) ([][]byte, error) {

@@ -43,7 +43,7 @@ def session(jars: str, cores: int, memory: str):
     )
 
 
-# Bronze's columns (transforms/parse.Row) and its partitioning and file format (DESIGN.md).
+# Bronze's columns (transforms/parse.Row) and its partitioning and file format (docs/DESIGN.md).
 DDL = """
 CREATE TABLE IF NOT EXISTS local.{table} (
   source string,

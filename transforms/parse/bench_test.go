@@ -19,7 +19,7 @@ func benchParseEvent(b *testing.B, in []byte) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
-// BenchmarkParseEvent measures the parser on the sample event of FACTS.md,
+// BenchmarkParseEvent measures the parser on the sample event of the README,
 // and on one with extra members.
 func BenchmarkParseEvent(b *testing.B) {
 	b.Run("sample", func(b *testing.B) { benchParseEvent(b, []byte(sampleEvent)) })

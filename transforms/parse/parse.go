@@ -9,7 +9,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
-	"github.com/haade/haade/runners/obs"
 )
 
 func init() {
@@ -51,10 +50,10 @@ func (f *eventsFn) ProcessElement(ctx context.Context, b kafkaio.Batch, good fun
 	}
 	f.parsed.Inc(ctx, int64(len(eb.Rows)))
 	f.dead.Inc(ctx, int64(len(db.Rows)))
-	obs.RecordsParsed.Add(float64(len(eb.Rows)))
+	recordsParsed.Add(float64(len(eb.Rows)))
 	for i := range db.Rows {
 		reason, _, _ := strings.Cut(db.Rows[i].Error, ":")
-		obs.DeadLetters.WithLabelValues(reason).Inc()
+		deadLetters.WithLabelValues(reason).Inc()
 	}
 	good(eb)
 	bad(db)

@@ -1,4 +1,7 @@
-package kafkatest
+// Package sample generates realistic fintech-debt events as JSON, as the
+// producers of fintech.debt.raw send them: the embedded demo, the
+// producer command and the tests all use it.
+package sample
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package kafkatest
+package sample
 
 import (
 	"bytes"

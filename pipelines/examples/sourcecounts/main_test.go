@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/runners"
+	"github.com/haade/haade/transforms/parse"
+)
+
+func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
+
+var t0 = time.Date(2026, 5, 19, 10, 0, 0, 0, time.UTC)
+
+func event(source string, at time.Duration) parse.Event {
+	e := parse.Event{Timestamp: t0.UnixMicro(), IngestedAt: t0.Add(at).UnixMicro(), KafkaTopic: "fintech.debt.raw"}
+	if source != "" {
+		e.Source = &source
+	}
+	return e
+}
+
+func hour(h int) int64 { return t0.Add(time.Duration(h) * time.Hour).UnixMicro() }
+
+func TestCounts(t *testing.T) {
+	p, s := beam.NewPipelineWithRoot()
+	in := beam.CreateList(s, []parse.Event{event("news", 0), event("news", 59*time.Minute), event("FT", time.Minute),
+		event("news", time.Hour), event("", 2*time.Hour)})
+	passert.Equals(s, counts(s, in),
+		SourceHour{Hour: hour(0), Source: "news", Events: 2}, SourceHour{Hour: hour(0), Source: "FT", Events: 1},
+		SourceHour{Hour: hour(1), Source: "news", Events: 1}, SourceHour{Hour: hour(2), Source: "(none)", Events: 1})
+	ptest.RunAndValidate(t, p)
+}
+
+// The pipeline reads bronze's appended snapshots, recounts the days they
+// touch, and a rerun after more rows recounts only what changed.
+func TestBuildOverBronzeSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"),
+		Warehouse: filepath.Join(dir, "warehouse")}, Source: "lakehouse.bronze_events", Table: "lakehouse.source_hourly"}
+	appendBronze(t, cfg, event("news", 0), event("FT", time.Minute))
+	appendBronze(t, cfg, event("news", 2*time.Minute))
+	run(t, cfg)
+	want := []SourceHour{{Hour: hour(0), Source: "FT", Events: 1}, {Hour: hour(0), Source: "news", Events: 2}}
+	check(t, cfg, want)
+
+	appendBronze(t, cfg, event("FT", 3*time.Minute), event("news", time.Hour))
+	run(t, cfg)
+	want = []SourceHour{{Hour: hour(0), Source: "FT", Events: 2}, {Hour: hour(0), Source: "news", Events: 2},
+		{Hour: hour(1), Source: "news", Events: 1}}
+	check(t, cfg, want)
+	run(t, cfg) // nothing new
+	check(t, cfg, want)
+}
+
+func run(t *testing.T, cfg Config) {
+	t.Helper()
+	p, s := beam.NewPipelineWithRoot()
+	if err := build(context.Background(), s, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runners.Run(context.Background(), "direct", p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func check(t *testing.T, cfg Config, want []SourceHour) {
+	t.Helper()
+	var got []SourceHour
+	if err := icebergio.ScanRows(context.Background(), cfg.Catalog, cfg.Table, &got); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(got, func(i, j int) bool {
+		return got[i].Hour < got[j].Hour || got[i].Hour == got[j].Hour && got[i].Source < got[j].Source
+	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", cfg.Table, diff)
+	}
+}
+
+// appendBronze commits rows to the bronze table in one append snapshot.
+func appendBronze(t *testing.T, cfg Config, rows ...parse.Event) {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := cfg.Catalog.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: cfg.Source, Row: parse.Event{},
+		Partition: []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := icebergio.NewRowBuilder(nil, tbl.Schema(), parse.Event{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if err := b.Append(rows); err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := array.NewRecordReader(b.Schema(), []arrow.RecordBatch{b.NewRecordBatch()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	tx := tbl.NewTransaction()
+	if err := tx.Append(ctx, rdr, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

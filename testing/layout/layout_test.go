@@ -1,0 +1,95 @@
+// Package layout holds the test that keeps the module's imports pointing
+// one way (docs/DESIGN.md, "Packages and the direction of their imports").
+package layout
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/haade/haade/"
+
+// deps lists the packages that pkg imports, directly or not.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", pkg).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, ee.Stderr)
+		}
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	var ds []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		ds = append(ds, sc.Text())
+	}
+	return ds
+}
+
+// packages lists the module's packages under dir ("io", "pipelines").
+func packages(t *testing.T, dir string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", module+dir+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list %s/...: %v", dir, err)
+	}
+	return strings.Fields(string(out))
+}
+
+func TestImportsPointOneWay(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH: go list cannot run")
+	}
+	rules := []struct {
+		dir       string
+		forbidden []string // import path prefixes, under the module
+		except    []string // packages of dir the rule does not cover, with the reason below
+		why       string
+	}{
+		{"io", []string{"runners/", "pipelines/", "testing/"}, nil,
+			"io owns its collectors; the command registers them"},
+		{"transforms", []string{"runners/", "pipelines/", "testing/"}, nil,
+			"stages are plain functions over Beam"},
+		// The benchmark is a measuring tool, not a production binary: it
+		// preloads an in-process broker from the test kit.
+		{"pipelines", []string{"testing/"}, []string{module + "pipelines/benchmark"},
+			"no production binary links the test kits"},
+	}
+	for _, r := range rules {
+		for _, pkg := range packages(t, r.dir) {
+			if slices.Contains(r.except, pkg) {
+				continue
+			}
+			for _, d := range deps(t, pkg) {
+				for _, f := range r.forbidden {
+					if strings.HasPrefix(d, module+f) {
+						t.Errorf("%s imports %s: %s", strings.TrimPrefix(pkg, module), strings.TrimPrefix(d, module), r.why)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The neutral packages that transforms use never pull in a SQL driver or
+// the AWS SDK.
+func TestLightPackagesStayLight(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH: go list cannot run")
+	}
+	heavy := []string{"github.com/aws/", "github.com/uptrace/bun", "modernc.org/sqlite", "github.com/lib/pq", "github.com/jackc/"}
+	for _, pkg := range []string{module + "transforms/sample", module + "transforms/enrich"} {
+		for _, d := range deps(t, pkg) {
+			for _, h := range heavy {
+				if strings.HasPrefix(d, h) {
+					t.Errorf("%s imports %s", strings.TrimPrefix(pkg, module), d)
+				}
+			}
+		}
+	}
+}
