@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# build.sh LIBS OUT_DIR: build the SDF residual state patch (Beam issue #27648) for Beam
+# 2.62's Flink job server into OUT_DIR, once per content of this directory (a stamp file).
+#   - javac BundleCheckpointHandlers.java: the handler that stores residuals in fixed slots
+#   - java SdfResidualReaders.java: the two readers, rewritten to clear a slot when it fires
+#   - OUT_DIR/haade-sdfstate.jar: the same classes as a jar, for a Flink cluster whose
+#     TaskManagers load Beam from their own lib/ (see docs/readme-soak.md)
+# flink.sh install calls it; flink.sh start puts OUT_DIR first on the class path.
+set -euo pipefail
+LIBS="$1"
+OUT="$2"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+stamp="$(cat "$HERE"/*.java "$HERE"/build.sh | sha256sum | cut -d' ' -f1)"
+[[ -f "$OUT/.stamp" && "$(cat "$OUT/.stamp")" == "$stamp" ]] && exit 0
+JAVA="${JAVA:-java}"
+rm -rf "$OUT"
+mkdir -p "$OUT/classes"
+flink_runner="$(ls "$LIBS"/beam-runners-flink-1.*.jar | head -1)"
+"${JAVAC:-javac}" -nowarn -d "$OUT/classes" -cp "$LIBS/*" "$HERE/BundleCheckpointHandlers.java"
+"$JAVA" -cp "$(ls "$LIBS"/flink-shaded-asm-9-*.jar | head -1):$flink_runner" \
+	"$HERE/SdfResidualReaders.java" "$OUT/classes"
+(cd "$OUT/classes" && "${JAR:-jar}" cf ../haade-sdfstate.jar .)
+echo "$stamp" >"$OUT/.stamp"
