@@ -54,7 +54,7 @@ PLUGINS="$VERSION_DIR/plugins"
 PATCH_DIR="$VERSION_DIR/patch"
 # flink/sdfstate: flat SDF residual state (Beam #27648); FLINK_SDF_PATCH=off runs stock 2.62.
 SDF_PATCH_DIR="$VERSION_DIR/patch-sdfstate"
-SDF_CP="$SDF_PATCH_DIR/classes:"; [[ "${FLINK_SDF_PATCH:-on}" == off ]] && SDF_CP=""
+SDF_CP="$SDF_PATCH_DIR/haade-sdfstate.jar:"; [[ "${FLINK_SDF_PATCH:-on}" == off ]] && SDF_CP=""
 HOME_DIR="$HAADE_RUN/flink"
 CONF_DIR="$HOME_DIR/conf"
 CHECKPOINT_DIR="${FLINK_CHECKPOINT_DIR:-file://$HOME_DIR/checkpoints}"

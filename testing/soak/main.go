@@ -8,7 +8,12 @@
 // --max-heap-growth percent, or when bronze stops keeping up.
 //
 //	go run ./testing/soak --runner=flink --duration=2h
-//	go run ./testing/soak --runner=flink --duration=5m --interval=15s   (.ci/soak)
+//	go run ./testing/soak --runner=flink --duration=5m --interval=20s   (.ci/soak)
+//
+// Two helpers draw the figures of finished runs (soak.json files):
+//
+//	go run ./testing/soak chart OUT.png LABEL=soak.json...   a PNG, one line per run
+//	go run ./testing/soak table soak.json [EVERY]             a Markdown table, every EVERY-th sample
 //
 // By default it starts Kafka and Beam's Flink job server with its embedded
 // Flink (testing/services, in $HAADE_RUN), restarting the job server so that
@@ -20,11 +25,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -103,6 +110,13 @@ func logf(format string, args ...any) {
 }
 
 func main() {
+	if len(os.Args) > 1 && (os.Args[1] == "chart" || os.Args[1] == "table") {
+		if err := figures(os.Args[1], os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "soak:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	cfg, err := parseArgs(os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
@@ -125,4 +139,36 @@ func main() {
 		os.Exit(1)
 	}
 	logf("PASS: checkpoint %+.2f%%, heap %+.2f%% after warm-up", rep.Checkpoint.GrowthPct, rep.Heap.GrowthPct)
+}
+
+func figures(cmd string, args []string) error {
+	switch cmd {
+	case "chart":
+		if len(args) < 2 {
+			return errors.New("usage: soak chart OUT.png LABEL=soak.json...")
+		}
+		return chart("bronze on Beam 2.62's Flink job server (embedded Flink 1.19), 2,000 events/s, 4 partitions", args[0], args[1:])
+	default:
+		if len(args) < 1 || len(args) > 2 {
+			return errors.New("usage: soak table soak.json [EVERY]")
+		}
+		every := 1
+		if len(args) == 2 {
+			n, err := strconv.Atoi(args[1])
+			if err != nil || n < 1 {
+				return fmt.Errorf("EVERY=%q: want a positive number", args[1])
+			}
+			every = n
+		}
+		b, err := os.ReadFile(args[0])
+		if err != nil {
+			return err
+		}
+		var rep Report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			return fmt.Errorf("%s: %w", args[0], err)
+		}
+		fmt.Print(table(rep, every))
+		return nil
+	}
 }

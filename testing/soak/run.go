@@ -79,16 +79,6 @@ func (e *env) script(name string, args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// envValue reads NAME from `script env` output (export NAME=value lines).
-func envValue(out, name string) string {
-	for _, l := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "export "+name+"="); ok {
-			return strings.Trim(v, `"'`)
-		}
-	}
-	return ""
-}
-
 func run(ctx context.Context, cfg Config) (rep Report, err error) {
 	e := &env{cfg: cfg}
 	if e.root, err = repoRoot(); err != nil {
@@ -448,7 +438,8 @@ func (e *env) sample(ctx context.Context, now, t0 time.Time) Sample {
 		logf("rows: %v", err1)
 	}
 	if ts, err := e.newestSnapshot(); err == nil {
-		s.FreshnessS = now.Sub(ts).Seconds()
+		// The snapshot may be newer than the tick that started this sample.
+		s.FreshnessS = max(0, time.Since(ts).Seconds())
 	}
 	return s
 }
@@ -548,4 +539,14 @@ func (e *env) tearDown() {
 	if e.startedFlinkEmbedded && !e.cfg.Keep {
 		_, _ = e.script("flink", "stop")
 	}
+}
+
+// envValue reads NAME from a script's `env` output (export NAME=value lines).
+func envValue(out, name string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "export "+name+"="); ok {
+			return strings.Trim(v, `"'`)
+		}
+	}
+	return ""
 }

@@ -3,9 +3,12 @@
 # 2.62's Flink job server into OUT_DIR, once per content of this directory (a stamp file).
 #   - javac BundleCheckpointHandlers.java: the handler that stores residuals in fixed slots
 #   - java SdfResidualReaders.java: the two readers, rewritten to clear a slot when it fires
-#   - OUT_DIR/haade-sdfstate.jar: the same classes as a jar, for a Flink cluster whose
-#     TaskManagers load Beam from their own lib/ (see docs/readme-soak.md)
-# flink.sh install calls it; flink.sh start puts OUT_DIR first on the class path.
+#   - OUT_DIR/haade-sdfstate.jar: the classes as a jar. flink.sh start puts it first on the
+#     job server's class path: the embedded Flink runs the tasks in that JVM, and a job sent
+#     to a remote cluster ships the job server's class path jars (a directory is not shipped)
+#     as its user jars, which Flink loads child-first. A cluster with Beam in its own lib/
+#     needs it there too, sorted ahead of the Beam jars: lib/00-haade-sdfstate.jar.
+# flink.sh install calls it.
 set -euo pipefail
 LIBS="$1"
 OUT="$2"
