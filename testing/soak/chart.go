@@ -166,10 +166,11 @@ func drawText(img *image.RGBA, x, y int, c color.RGBA, s string) {
 func chart(title, out string, inputs []string) error {
 	var ss []series
 	for i, in := range inputs {
-		label, path, ok := strings.Cut(in, "=")
-		if !ok {
-			return fmt.Errorf("--chart-from: %q is not LABEL=PATH", in)
+		eq := strings.LastIndexByte(in, '=') // a label may hold "="; a path does not
+		if eq < 0 {
+			return fmt.Errorf("%q is not LABEL=PATH", in)
 		}
+		label, path := in[:eq], in[eq+1:]
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
@@ -204,6 +205,22 @@ func table(rep Report, every int) string {
 			lag = fmt.Sprintf("%d (%.0f s)", s.Lag, float64(s.Lag)/rep.Rate)
 		}
 		fmt.Fprintf(&b, "| %.0f | %s | %s | %d | %s | %.0f s | %d (%d) |\n", s.Elapsed/60, mib(s.CheckpointBytes), mib(s.HeapBytes), s.Rows, lag, s.FreshnessS, s.Checkpoints, s.FailedCheckpoints)
+	}
+	// The fits over the later half of the samples, as the soak judges them.
+	if n := len(rep.Samples); n >= 4 {
+		var xs, cp, heap []float64
+		for _, s := range rep.Samples {
+			xs = append(xs, s.Elapsed/60)
+			cp = append(cp, float64(s.CheckpointBytes))
+			heap = append(heap, float64(s.HeapBytes))
+		}
+		from := xs[n-1] / 2
+		if f, err := fitGrowth(xs, cp, from); err == nil {
+			fmt.Fprintf(&b, "\nCheckpoint state from minute %.0f to %.0f: %+.1f KiB/min, %+.2f%% over the window (%d samples).\n", from, xs[n-1], f.SlopePerMin/1024, f.GrowthPct, f.Samples)
+		}
+		if f, err := fitGrowth(xs, heap, from); err == nil {
+			fmt.Fprintf(&b, "Heap after GC from minute %.0f to %.0f: %+.2f MiB/min, %+.2f%% over the window (%d samples).\n", from, xs[n-1], f.SlopePerMin/(1<<20), f.GrowthPct, f.Samples)
+		}
 	}
 	return b.String()
 }
