@@ -138,6 +138,9 @@ func main() {
 		}
 		os.Exit(1)
 	}
+	if rep.Interrupted {
+		logf("interrupted before --duration: judged from minute %s on", rep.Warmup)
+	}
 	logf("PASS: checkpoint %+.2f%%, heap %+.2f%% after warm-up", rep.Checkpoint.GrowthPct, rep.Heap.GrowthPct)
 }
 

@@ -36,6 +36,8 @@ type Report struct {
 	Checkpoint Fit      `json:"checkpoint_fit"`
 	Heap       Fit      `json:"heap_fit"`
 	Failures   []string `json:"failures"`
+	// Interrupted says the run stopped before --duration (SIGINT or SIGTERM).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 type env struct {
@@ -221,6 +223,14 @@ func (e *env) soak(ctx context.Context, rep *Report) error {
 	for {
 		select {
 		case <-ctx.Done():
+			// Interrupted: judge what there is, with the later half as the window.
+			if n := len(rep.Samples); n >= 4 {
+				short := e.cfg
+				short.Warmup = time.Duration(rep.Samples[n-1].Elapsed/2) * time.Second
+				rep.Interrupted, rep.Warmup = true, short.Warmup.String()
+				evaluate(short, rep)
+				return nil
+			}
 			return ctx.Err()
 		case <-bronze.exited:
 			return fmt.Errorf("bronze exited during the soak: %v (see %s/bronze.log)", bronze.err, e.out)
