@@ -549,6 +549,8 @@ func (e *env) tearDown() {
 	if e.startedFlinkEmbedded && !e.cfg.Keep {
 		_, _ = e.script("flink", "stop")
 	}
+	// The binaries are about 550 MB; the figures, logs and tables stay.
+	_ = os.RemoveAll(filepath.Join(e.out, "bin"))
 }
 
 // envValue reads NAME from a script's `env` output (export NAME=value lines).
