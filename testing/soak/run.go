@@ -101,13 +101,17 @@ func run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err := e.setUp(ctx); err != nil {
 		return rep, err
 	}
-	patch := os.Getenv("FLINK_SDF_PATCH")
-	if patch == "" {
-		patch = "on"
+	// Whether the job server runs flink/sdfstate: its command line, when it is local.
+	patch := "unknown (not a local JVM)"
+	if e.jvmPID > 0 {
+		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", e.jvmPID)); err == nil {
+			patch = "off (stock Beam classes)"
+			if strings.Contains(string(cmdline), "haade-sdfstate.jar") {
+				patch = "on (haade-sdfstate.jar on the class path)"
+			}
+		}
 	}
-	if cfg.Endpoint != "" {
-		patch = "unknown (job server not started by soak)"
-	}
+	logf("flink/sdfstate patch: %s", patch)
 	rep = Report{
 		Command: "go run ./testing/soak " + strings.Join(os.Args[1:], " "),
 		Start:   time.Now().UTC().Format(time.RFC3339), Rate: cfg.Rate, Partitions: cfg.Partitions,
