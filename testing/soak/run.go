@@ -101,9 +101,9 @@ func run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err := e.setUp(ctx); err != nil {
 		return rep, err
 	}
-	// Whether the job server runs flink/sdfstate: its command line, when it is local.
-	patch := "unknown (not a local JVM)"
-	if e.jvmPID > 0 {
+	// Whether the job server runs flink/sdfstate: its command line, when soak started it.
+	patch := "unknown (a job server soak did not start)"
+	if e.startedFlinkEmbedded {
 		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", e.jvmPID)); err == nil {
 			patch = "off (stock Beam classes)"
 			if strings.Contains(string(cmdline), "haade-sdfstate.jar") {
