@@ -52,6 +52,9 @@ VERSION_DIR="$HAADE_CACHE/flink/beam-$BEAM_VERSION-flink-$FLINK_VERSION"
 LIBS="$VERSION_DIR/libs"
 PLUGINS="$VERSION_DIR/plugins"
 PATCH_DIR="$VERSION_DIR/patch"
+# flink/sdfstate: flat SDF residual state (Beam #27648); FLINK_SDF_PATCH=off runs stock 2.62.
+SDF_PATCH_DIR="$VERSION_DIR/patch-sdfstate"
+SDF_CP="$SDF_PATCH_DIR/haade-sdfstate.jar:"; [[ "${FLINK_SDF_PATCH:-on}" == off ]] && SDF_CP=""
 HOME_DIR="$HAADE_RUN/flink"
 CONF_DIR="$HOME_DIR/conf"
 CHECKPOINT_DIR="${FLINK_CHECKPOINT_DIR:-file://$HOME_DIR/checkpoints}"
@@ -102,6 +105,7 @@ install() {
 	"$JAVA" -version >/dev/null 2>&1 || die "no java on PATH (Flink $FLINK_VERSION runs on Java 11 or 17)"
 	with_lock "flink-$BEAM_VERSION-$FLINK_VERSION" fetch_jars
 	with_lock "flink-$BEAM_VERSION-$FLINK_VERSION" build_patch
+	with_lock "flink-$BEAM_VERSION-$FLINK_VERSION" "$SERVICES_DIR/flink/sdfstate/build.sh" "$LIBS" "$SDF_PATCH_DIR" # flink/sdfstate
 }
 
 write_config() {
@@ -189,7 +193,7 @@ start() {
 	FLINK_PLUGINS_DIR="$PLUGINS" FLINK_CONF_DIR="$CONF_DIR" \
 		spawn flink "$JAVA" $FLINK_HEAP -XX:+UseG1GC -Djava.awt.headless=true \
 		-Dlog4j2.configurationFile="$LOG4J_CONF" -Djava.net.preferIPv4Stack=true \
-		-cp "$PATCH_DIR:$LIBS/*" JobServerMain \
+		-cp "$SDF_CP$PATCH_DIR:$LIBS/*" JobServerMain \
 		--flink-master='[local]' --flink-conf-dir="$CONF_DIR" \
 		--job-host="$FLINK_HOST" --job-port="$JOB_PORT" --artifact-port="$ARTIFACT_PORT" \
 		--expansion-port=-1 --artifacts-dir="$ARTIFACTS_DIR"
