@@ -54,12 +54,19 @@ var pinnedImage = regexp.MustCompile(`^[\w./-]+:[\w.-]+@sha256:[0-9a-f]{64}$`)
 func TestDockerfile(t *testing.T) {
 	ins := parseDockerfile(t)
 	stages := map[string]bool{}
+	// ARGs before the first FROM may name base images; their defaults must
+	// be pinned like a literal image.
+	buildArgs := map[string]string{}
 	last := -1
 	for _, in := range ins {
+		if in.Cmd == "ARG" && in.Stage < 0 {
+			k, v, _ := strings.Cut(in.Args, "=")
+			buildArgs[k] = v
+		}
 		if in.Cmd != "FROM" {
 			continue
 		}
-		f := strings.Fields(in.Args)
+		f := strings.Fields(os.Expand(in.Args, func(k string) string { return buildArgs[k] }))
 		image := f[0]
 		if strings.HasPrefix(image, "--platform=") {
 			image = f[1]
