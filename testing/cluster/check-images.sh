@@ -16,7 +16,11 @@
 #   - PostgreSQL initialises and starts read-only as 999; the probe's
 #     pg_isready answers and the Secret's user logs in over TCP;
 #   - Kafka (KRaft) starts read-only as 1001, and haade's produce creates
-#     fintech.debt.raw with 8 partitions and sends 1000 events to it.
+#     fintech.debt.raw with 8 partitions and sends 1000 events to it;
+#   - the job server starts as 9999 with the Deployment's args and its
+#     ConfigMap, and listens on 0.0.0.0:8099;
+#   - Flink 1.19: a JobManager and a TaskManager start read-only as 9999
+#     with the FlinkDeployment's configuration, and the TaskManager registers.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 SERVICE=images
@@ -28,6 +32,8 @@ RENDERED=$(mktemp)
 cleanup() {
 	podman pod rm -f "$POD" >/dev/null 2>&1 || true
 	rm -f "$RENDERED"
+	[[ -n "${pvc:-}" ]] && rm -rf "$pvc"
+	return 0
 }
 trap cleanup EXIT
 cleanup_pod() { podman pod rm -f "$POD" >/dev/null 2>&1 || true; }
@@ -63,6 +69,10 @@ image_user localhost/haade-postgres:dev 999:999
 image_ports localhost/haade-postgres:dev 5432
 image_user localhost/haade-kafka:dev 1001:1001
 image_ports localhost/haade-kafka:dev 9092
+image_user localhost/haade-jobserver:dev 9999:9999
+image_ports localhost/haade-jobserver:dev 8097 8098 8099
+image_user localhost/haade-flink:dev 9999:9999
+image_ports localhost/haade-flink:dev 6123 8081
 
 # One pod; the hosts of every Service the overlay defines, and the Kafka
 # bootstrap name Strimzi would create.
@@ -127,7 +137,55 @@ else
 	podman logs --tail 20 "$POD-kafka" >&2 || true
 fi
 
-for c in minio postgres kafka; do
+log "Beam's Flink job server"
+pvc=$(mktemp -d)
+mapfile -t args < <(render Deployment beam-jobserver jobserver "$pvc")
+podman run -d --pod "$POD" --name "$POD-jobserver" "${args[@]}" >/dev/null
+# 8099 = 0x1FA3, listening (state 0A) on every address (00000000), as
+# another pod must reach it.
+wait_for 120 "the job server listens on 0.0.0.0:8099 (the Deployment's args)" \
+	podman exec "$POD-jobserver" grep -q ' 00000000:1FA3 00000000:0000 0A ' /proc/net/tcp ||
+	podman logs --tail 20 "$POD-jobserver" >&2 || true
+
+log "Flink 1.19: a JobManager and a TaskManager"
+# Their configuration is the FlinkDeployment's flinkConfiguration, less what
+# only the operator on Kubernetes provides (Kubernetes HA, operator keys),
+# plus what the operator would set: the JobManager's address, and memory
+# sizes (small here). Both share the pod, so the Prometheus reporter takes a
+# port range. The S3 credentials are the Secret's, as in the pod template.
+flinkconf="$pvc/flink-conf"
+mkdir -p "$flinkconf"
+python3 - "$RENDERED" "$flinkconf/config.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+fd = next(d for d in docs if d["kind"] == "FlinkDeployment")
+conf = {k: v for k, v in fd["spec"]["flinkConfiguration"].items()
+        if not k.startswith(("high-availability", "kubernetes."))}
+conf.update({
+    "jobmanager.rpc.address": "localhost", "rest.port": "8081", "rest.address": "localhost",
+    "jobmanager.memory.process.size": "1024m", "taskmanager.memory.process.size": "1280m",
+    "metrics.reporter.prom.port": "9249-9250",
+})
+with open(sys.argv[2], "w") as f:
+    for k, v in sorted(conf.items()):
+        f.write(f"{k}: {v}\n")
+PY
+chmod -R a+rX "$pvc"
+s3env=()
+while IFS= read -r line; do s3env+=("$line"); done < <(render Job minio-bucket mkbucket | grep -E '^--env=AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY)=')
+for role in jobmanager taskmanager; do
+	podman run -d --pod "$POD" --name "$POD-$role" --user 9999:9999 --read-only --cap-drop=ALL --security-opt=no-new-privileges \
+		--tmpfs /tmp:rw,mode=1777 -v "$flinkconf:/opt/flink-conf-source:ro" --env FLINK_CONF_SOURCE=/opt/flink-conf-source \
+		"${s3env[@]}" localhost/haade-flink:dev "$role" >/dev/null
+done
+overview() {
+	podman exec "$POD-jobmanager" bash -c 'exec 3<>/dev/tcp/127.0.0.1/8081; printf "GET /overview HTTP/1.0\r\nHost: localhost\r\n\r\n" >&3; cat <&3'
+}
+wait_for 180 "the TaskManager registered with the JobManager (REST /overview: 1 TaskManager, 2 slots)" \
+	bash -c "$(declare -f overview); POD=$POD; overview | grep -q '\"taskmanagers\":1,.*\"slots-total\":2'" ||
+	{ podman logs --tail 20 "$POD-jobmanager" >&2; podman logs --tail 20 "$POD-taskmanager" >&2; } || true
+
+for c in minio postgres kafka jobserver jobmanager taskmanager; do
 	state=$(podman inspect --format '{{.State.Status}}' "$POD-$c")
 	[[ "$state" == running ]] && ok "$c still running (read-only root file system)" || bad "$c is $state"
 done

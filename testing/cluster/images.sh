@@ -20,6 +20,8 @@
 #   haade-minio       the MinIO server testing/services/minio.sh builds
 #   haade-kafka       Apache Kafka (testing/services/kafka.sh's jars), KRaft, one combined node
 #   haade-postgres    Debian's PostgreSQL 15, with the official image's variables
+#   haade-jobserver   Beam 2.62.0's Flink 1.19 job server (testing/services/flink.sh's jars)
+#   haade-flink       Flink 1.19.0 from PyPI (testing/services/flinkcluster.sh) on Debian's JRE
 #
 # Needs root, and the network for the first build (Debian's mirror, the Go
 # module proxy): run it outside any network namespace. Podman keeps the images
@@ -157,6 +159,30 @@ build_all() {
 	rm -rf "$ctx"
 
 	build postgres "$IMAGES/postgres"
+
+	"$ROOT/testing/services/flink.sh" install
+	local beam
+	beam=$(ls -d "$HAADE_CACHE"/flink/beam-2.62.0-flink-1.19.0)
+	ctx=$(mktemp -d)
+	cp -al "$beam/libs" "$ctx/libs" 2>/dev/null || cp -a "$beam/libs" "$ctx/libs"
+	cp -a "$beam/plugins" "$ctx/plugins"
+	cp "$beam/patch/JobServerMain.class" "$ctx/"
+	build jobserver "$ctx"
+	rm -rf "$ctx"
+
+	# Flink's distribution, from PyPI: flinkcluster.sh assembles it.
+	if [[ -x "$ROOT/testing/services/flinkcluster.sh" ]]; then
+		"$ROOT/testing/services/flinkcluster.sh" install
+	fi
+	local dist="$HAADE_CACHE/flink/dist-1.19.0"
+	[[ -f "$dist/.complete" ]] || die "no Flink 1.19.0 distribution in $dist: testing/services/flinkcluster.sh install assembles it"
+	ctx=$(mktemp -d)
+	cp -al "$dist" "$ctx/dist" 2>/dev/null || cp -a "$dist" "$ctx/dist"
+	mkdir -p "$ctx/dist/plugins/s3-fs-presto"
+	cp "$beam/plugins/s3-fs-presto/flink-s3-fs-presto-1.19.0.jar" "$ctx/dist/plugins/s3-fs-presto/"
+	cp "$IMAGES/flink/entrypoint.sh" "$ctx/"
+	build flink "$ctx"
+	rm -rf "$ctx"
 }
 
 case "${1:-}" in

@@ -32,6 +32,7 @@ IMAGES = {
     "haade": "localhost/haade:dev",
     "quay.io/minio/minio": "localhost/haade-minio:dev",
     "postgres": "localhost/haade-postgres:dev",
+    "apache/beam_flink1.20_job_server": "localhost/haade-jobserver:dev",
 }
 
 
@@ -120,7 +121,22 @@ def main():
             if user is not None:
                 os.chown(path, int(user), int(group))
             out.append(f"--volume={path}:{m['mountPath']}")
-        elif "emptyDir" in v or m["name"] in claims:
+        elif "configMap" in v:
+            # A ConfigMap volume: its keys as read-only files.
+            d = os.path.join(pvc_dir or "/tmp", f"{name}-{m['name']}")
+            os.makedirs(d, exist_ok=True)
+            for k, val in configmaps[v["configMap"]["name"]].items():
+                with open(os.path.join(d, k), "w") as f:
+                    f.write(val)
+            os.chmod(d, 0o755)
+            out.append(f"--volume={d}:{m['mountPath']}:ro")
+        elif "persistentVolumeClaim" in v and pvc_dir:
+            path = os.path.join(pvc_dir, v["persistentVolumeClaim"]["claimName"])
+            os.makedirs(path, exist_ok=True)
+            if user is not None:
+                os.chown(path, int(user), int(group))
+            out.append(f"--volume={path}:{m['mountPath']}")
+        elif "emptyDir" in v or "persistentVolumeClaim" in v or m["name"] in claims:
             size = v.get("emptyDir", {}).get("sizeLimit", "")
             opts = ",".join(x for x in ("rw", "mode=1777" if not owner else "mode=0770", owner, f"size={size}" if size else "") if x)
             out.append(f"--tmpfs={m['mountPath']}:{opts}")
