@@ -3,7 +3,8 @@
 # them, and checks that they work. Every container's options come from
 # `kubectl kustomize k8s/overlays/dev` through render.py: command, args,
 # environment from the rendered Secrets and ConfigMaps, user and group,
-# read-only root file system, dropped capabilities, emptyDirs as tmpfs.
+# read-only root file system, dropped capabilities; volumes are directories
+# owned by the container's user.
 # The containers share one podman pod (one network namespace, like a pod;
 # every Service name resolves to 127.0.0.1 in it), so nothing is published
 # on the host.
@@ -40,6 +41,9 @@ cleanup_pod() { podman pod rm -f "$POD" >/dev/null 2>&1 || true; }
 cleanup_pod
 
 kubectl kustomize "$ROOT/k8s/overlays/dev" >"$RENDERED"
+# The volumes: directories owned by each container's user.
+pvc=$(mktemp -d)
+chmod 755 "$pvc"
 render() { python3 "$ROOT/testing/cluster/render.py" "$@" <"$RENDERED"; }
 
 fails=0
@@ -84,7 +88,7 @@ podman pod create --name "$POD" "${hosts[@]}" \
 run() {
 	local name=$1 kind=$2 obj=$3 ctr=$4
 	shift 4
-	mapfile -t args < <(render "$kind" "$obj" "$ctr")
+	mapfile -t args < <(render "$kind" "$obj" "$ctr" "$pvc")
 	podman run -d --pod "$POD" --name "$POD-$name" "$@" "${args[@]}" >/dev/null
 }
 # wait_for SECONDS DESCRIPTION COMMAND...
@@ -101,7 +105,7 @@ wait_for() {
 log "MinIO"
 run minio StatefulSet minio minio
 log "the minio-bucket Job's container"
-mapfile -t args < <(render Job minio-bucket mkbucket)
+mapfile -t args < <(render Job minio-bucket mkbucket "$pvc")
 if out=$(podman run --rm --pod "$POD" "${args[@]}" 2>&1); then
 	ok "mkbucket (haade image, read-only, uid 65532) against MinIO: $(tail -n1 <<<"$out")"
 else
@@ -138,7 +142,6 @@ else
 fi
 
 log "Beam's Flink job server"
-pvc=$(mktemp -d)
 mapfile -t args < <(render Deployment beam-jobserver jobserver "$pvc")
 podman run -d --pod "$POD" --name "$POD-jobserver" "${args[@]}" >/dev/null
 # 8099 = 0x1FA3, listening (state 0A) on every address (00000000), as
@@ -170,7 +173,7 @@ with open(sys.argv[2], "w") as f:
     for k, v in sorted(conf.items()):
         f.write(f"{k}: {v}\n")
 PY
-chmod -R a+rX "$pvc"
+chmod -R a+rX "$flinkconf"
 s3env=()
 while IFS= read -r line; do s3env+=("$line"); done < <(render Job minio-bucket mkbucket | grep -E '^--env=AWS_(ACCESS_KEY_ID|SECRET_ACCESS_KEY)=')
 for role in jobmanager taskmanager; do

@@ -5,8 +5,10 @@
 #   images.sh setup      install podman, runc and debootstrap (apt), and write
 #                        /etc/containers/containers.conf (runc; ulimits this
 #                        machine allows) when it is not set up yet
-#   images.sh build      build every image (cached: an image whose inputs did
-#                        not change is not rebuilt)
+#   images.sh build [haade|services|flink...]
+#                        build every image, or the bases and those parts
+#                        (cached: an image whose inputs did not change is not
+#                        rebuilt)
 #   images.sh check      run each image as its manifest does (non-root,
 #                        read-only root file system, its ports) and check it
 #   images.sh list       print the images and their tags
@@ -68,8 +70,12 @@ setup() {
 }
 
 # stamp DIR...: a hash of the files' names, sizes and contents (what a build reads).
+# Paths are relative to each DIR, so a temporary build context hashes the same.
 stamp() {
-	find "$@" -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16
+	local d
+	for d in "$@"; do
+		(cd "$d" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+	done | sha256sum | cut -c1-16
 }
 
 # built IMAGE STAMP: whether IMAGE exists with that stamp.
@@ -116,7 +122,7 @@ debian() {
 	fi
 }
 
-build_all() {
+build_bases() {
 	setup
 	debian
 	local goroot
@@ -129,7 +135,9 @@ build_all() {
 	rm -rf "$gctx"
 	build static "$IMAGES/static"
 	build jre "$IMAGES/jre"
+}
 
+build_haade() {
 	# The HAADE image, from the project's own Dockerfile. GOPROXY lets the
 	# module download read this machine's module cache first.
 	log "building localhost/haade:dev from the Dockerfile"
@@ -142,7 +150,9 @@ build_all() {
 		-t localhost/haade:dev -f "$ROOT/Dockerfile" "$ROOT" >"$LOG_DIR/image-haade.log" 2>&1 ||
 		fail_with_log "$LOG_DIR/image-haade.log" "podman build localhost/haade:dev failed"
 	log "built localhost/haade:dev in $((SECONDS - t0))s"
+}
 
+build_services() {
 	"$ROOT/testing/services/minio.sh" install
 	local minio ctx
 	minio=$(ls -d "$HAADE_CACHE"/minio/*/bin/minio | head -n1)
@@ -159,7 +169,9 @@ build_all() {
 	rm -rf "$ctx"
 
 	build postgres "$IMAGES/postgres"
+}
 
+build_flink() {
 	"$ROOT/testing/services/flink.sh" install
 	local beam
 	beam=$(ls -d "$HAADE_CACHE"/flink/beam-2.62.0-flink-1.19.0)
@@ -185,9 +197,23 @@ build_all() {
 	rm -rf "$ctx"
 }
 
+# build_all [haade|services|flink...]: the bases, then the parts asked (all by default).
+build_all() {
+	local parts=("$@")
+	((${#parts[@]})) || parts=(haade services flink)
+	build_bases
+	local p
+	for p in "${parts[@]}"; do
+		case "$p" in
+		haade | services | flink) "build_$p" ;;
+		*) die "build: unknown part $p (haade, services, flink)" ;;
+		esac
+	done
+}
+
 case "${1:-}" in
 setup) setup ;;
-build) build_all ;;
+build) shift; build_all "$@" ;;
 check) exec "$ROOT/testing/cluster/check-images.sh" ;;
 list) podman images --filter reference='localhost/*' ;;
 *) echo "usage: $0 setup|build|check|list" >&2; exit 2 ;;

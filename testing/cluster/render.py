@@ -12,8 +12,9 @@ command line, as the kubelet would run that container:
     Secrets and ConfigMaps (not copies);
   - the pod's and the container's user, group, read-only root file system,
     dropped capabilities and no-new-privileges;
-  - emptyDir mounts as tmpfs, PVC mounts (volumeClaimTemplates) as
-    directories under PVC_DIR (default: none, then tmpfs too).
+  - PVC mounts (volumeClaimTemplates, claims), emptyDirs and ConfigMap
+    volumes as directories under PVC_DIR, owned by the container's user
+    (without PVC_DIR, claims and emptyDirs are tmpfs).
 
 The containers run in one podman pod (one network namespace). With
 RENDER_HOSTS=1 it prints instead the --add-host options for `podman pod
@@ -111,7 +112,6 @@ def main():
         out.append(f"--cap-drop={cap}")
     if csc.get("allowPrivilegeEscalation") is False:
         out.append("--security-opt=no-new-privileges")
-    owner = f"uid={user},gid={group}" if user is not None else ""
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     for m in ctr.get("volumeMounts", []):
         v = volumes.get(m["name"], {})
@@ -136,9 +136,22 @@ def main():
             if user is not None:
                 os.chown(path, int(user), int(group))
             out.append(f"--volume={path}:{m['mountPath']}")
+        elif "emptyDir" in v and pvc_dir:
+            # podman gives a tmpfs over a directory the image has the image
+            # directory's owner and mode, not the pod's user: a directory
+            # owned by the container's user stands in for the emptyDir.
+            path = os.path.join(pvc_dir, f"{name}-{ctr['name']}-{m['name']}")
+            os.makedirs(path, exist_ok=True)
+            if user is not None:
+                os.chown(path, int(user), int(group))
+            os.chmod(path, 0o770 if user is not None else 0o1777)
+            out.append(f"--volume={path}:{m['mountPath']}")
         elif "emptyDir" in v or "persistentVolumeClaim" in v or m["name"] in claims:
-            size = v.get("emptyDir", {}).get("sizeLimit", "")
-            opts = ",".join(x for x in ("rw", "mode=1777" if not owner else "mode=0770", owner, f"size={size}" if size else "") if x)
+            # A Kubernetes quantity (64Mi) as tmpfs takes it (64m).
+            size = re.sub(r"([KMG])i$", lambda m: m.group(1).lower(), str(v.get("emptyDir", {}).get("sizeLimit", "")))
+            # The kubelet gives an emptyDir to the pod's fsGroup; this
+            # kernel refuses tmpfs uid=/gid=, so it is world-writable (sticky).
+            opts = ",".join(x for x in ("rw", "mode=1777", f"size={size}" if size else "") if x)
             out.append(f"--tmpfs={m['mountPath']}:{opts}")
         else:
             sys.exit(f"render.py: {kind} {name}: volume {m['name']} is neither an emptyDir nor a claim")
