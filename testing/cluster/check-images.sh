@@ -126,10 +126,15 @@ else
 fi
 
 log "Kafka (KRaft)"
+mkdir -p "$pvc/kafka-data"
+chown 1001:1001 "$pvc/kafka-data"
 podman run -d --pod "$POD" --name "$POD-kafka" --user 1001:1001 --read-only --cap-drop=ALL --security-opt=no-new-privileges \
-	--tmpfs /var/lib/kafka:rw,mode=0770,uid=1001,gid=1001 --tmpfs /tmp:rw,mode=1777 \
+	-v "$pvc/kafka-data:/var/lib/kafka" --tmpfs /tmp:rw,mode=1777 \
 	--env KAFKA_ADVERTISED=recovery-kafka-kafka-bootstrap.kafka.svc.cluster.local:9092 \
 	localhost/haade-kafka:dev >/dev/null
+# 9092 = 0x2384, listening (0A).
+wait_for 180 "Kafka listens on 9092" podman exec "$POD-kafka" grep -q ':2384 00000000:0000 0A ' /proc/net/tcp ||
+	podman logs --tail 20 "$POD-kafka" >&2 || true
 brokers=$(sed -n 's/^  HAADE_BROKERS: //p' "$RENDERED" | head -n1)
 topic=$(sed -n 's/^  HAADE_TOPIC: //p' "$RENDERED" | head -n1)
 if out=$(podman run --rm --pod "$POD" --user 65532:65532 --read-only --cap-drop=ALL --entrypoint /opt/haade/produce \
