@@ -132,8 +132,8 @@ podman run -d --pod "$POD" --name "$POD-kafka" --user 1001:1001 --read-only --ca
 	-v "$pvc/kafka-data:/var/lib/kafka" --tmpfs /tmp:rw,mode=1777 \
 	--env KAFKA_ADVERTISED=recovery-kafka-kafka-bootstrap.kafka.svc.cluster.local:9092 \
 	localhost/haade-kafka:dev >/dev/null
-# 9092 = 0x2384, listening (0A).
-wait_for 180 "Kafka listens on 9092" podman exec "$POD-kafka" grep -q ':2384 00000000:0000 0A ' /proc/net/tcp ||
+# 9092 = 0x2384, listening (0A), on IPv4 or IPv6 (Java binds ::).
+wait_for 180 "Kafka listens on 9092" podman exec "$POD-kafka" grep -qE ':2384 0+:0000 0A ' /proc/net/tcp /proc/net/tcp6 ||
 	podman logs --tail 20 "$POD-kafka" >&2 || true
 brokers=$(sed -n 's/^  HAADE_BROKERS: //p' "$RENDERED" | head -n1)
 topic=$(sed -n 's/^  HAADE_TOPIC: //p' "$RENDERED" | head -n1)
