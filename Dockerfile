@@ -17,7 +17,15 @@
 # table: never add -s, Beam's Go worker resolves functions through it
 # (core/util/symtab).
 
-FROM golang:1.26.8-bookworm@sha256:dc9ad6c05acc7a88e5b71bde60a5fe3bd4b9f0db209011711b464107438a8107 AS build
+# The base images are build arguments whose defaults are the pinned public
+# images; testing/cluster/images.sh passes images it builds itself (no
+# registry is reachable there).
+ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:dc9ad6c05acc7a88e5b71bde60a5fe3bd4b9f0db209011711b464107438a8107
+ARG RUNTIME_IMAGE=gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
+
+FROM ${GO_IMAGE} AS build
+# Where `go mod download` finds modules; unset, Go's default proxy.
+ARG GOPROXY
 WORKDIR /src
 ENV CGO_ENABLED=0 GOOS=linux GOARCH=amd64 GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 # Modules first, so a source edit does not download them again.
@@ -30,7 +38,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     go build -trimpath -ldflags=-w -o /out/ ./pipelines/... && \
     go build -trimpath -ldflags=-w -o /out/boot github.com/apache/beam/sdks/v2/go/container
 
-FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
+FROM ${RUNTIME_IMAGE}
 COPY --from=build /out/ /opt/haade/
 # distroless "nonroot": uid/gid 65532. Kubernetes manifests set the same.
 USER 65532:65532

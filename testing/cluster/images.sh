@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Builds the images the Kubernetes manifests run, here, with podman: no image
+# registry is reachable from this machine, so every base image is built too.
+#
+#   images.sh setup      install podman, runc and debootstrap (apt), and write
+#                        /etc/containers/containers.conf (runc; ulimits this
+#                        machine allows) when it is not set up yet
+#   images.sh build [haade|services|flink...]
+#                        build every image, or the bases and those parts
+#                        (cached: an image whose inputs did not change is not
+#                        rebuilt)
+#   images.sh check      run each image as its manifest does (non-root,
+#                        read-only root file system, its ports) and check it
+#   images.sh list       print the images and their tags
+#
+# Images (all localhost/, tag dev):
+#   debian:bookworm   debootstrap --variant=minbase bookworm, imported
+#   haade-golang      Debian + this machine's Go toolchain: stands in for golang:1.26.8-bookworm
+#   haade-static      CA certificates, time zones, nonroot 65532: stands in for distroless static
+#   haade             the project's Dockerfile, with the two above as its base build arguments
+#   haade-jre         Debian + openjdk-17-jre-headless
+#   haade-minio       the MinIO server testing/services/minio.sh builds
+#   haade-kafka       Apache Kafka (testing/services/kafka.sh's jars), KRaft, one combined node
+#   haade-postgres    Debian's PostgreSQL 15, with the official image's variables
+#   haade-jobserver   Beam 2.62.0's Flink 1.19 job server (testing/services/flink.sh's jars)
+#   haade-flink       Flink 1.19.0 from PyPI (testing/services/flinkcluster.sh) on Debian's JRE
+#
+# Needs root, and the network for the first build (Debian's mirror, the Go
+# module proxy): run it outside any network namespace. Podman keeps the images
+# in /var/lib/containers; the Debian root file system is cached as a tarball in
+# $HAADE_CACHE/cluster, so a new podman store does not debootstrap again.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+SERVICE=images
+# shellcheck source=../services/lib.sh
+source "$ROOT/testing/services/lib.sh"
+
+CLUSTER_CACHE="$HAADE_CACHE/cluster"
+IMAGES="$ROOT/testing/cluster/images"
+DEBIAN_MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+CONTAINERS_CONF=/etc/containers/containers.conf
+BUILD_FLAGS=(--runtime=runc --layers)
+# The host's CA certificates, for HTTPS inside `podman build` (the Go module
+# proxy). Only for the HAADE image: apt's ca-certificates cannot configure
+# itself over a read-only /etc/ssl/certs, and apt itself uses HTTP.
+CERTS=(-v /etc/ssl/certs:/etc/ssl/certs:ro)
+
+setup() {
+	if ! command -v podman >/dev/null || ! command -v runc >/dev/null || ! command -v debootstrap >/dev/null; then
+		log "installing podman, runc and debootstrap (apt)"
+		apt-get update -q >"$LOG_DIR/images-apt.log" 2>&1
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q podman runc debootstrap >>"$LOG_DIR/images-apt.log" 2>&1 ||
+			fail_with_log "$LOG_DIR/images-apt.log" "apt-get install podman runc debootstrap failed"
+	fi
+	# crun refuses this machine's hybrid cgroups, and raising rlimits is not
+	# permitted: runc, and ulimits no higher than the machine's own.
+	if ! grep -qs '^runtime = "runc"' "$CONTAINERS_CONF"; then
+		[[ -e "$CONTAINERS_CONF" ]] && cp "$CONTAINERS_CONF" "$CONTAINERS_CONF.before-haade"
+		log "writing $CONTAINERS_CONF (runtime runc, ulimits nofile=16384 nproc=32768)"
+		mkdir -p "$(dirname "$CONTAINERS_CONF")"
+		cat >"$CONTAINERS_CONF" <<-'EOF'
+			# Written by HAADE's testing/cluster/images.sh.
+			[containers]
+			default_ulimits = ["nofile=16384:16384", "nproc=32768:32768"]
+
+			[engine]
+			runtime = "runc"
+		EOF
+	fi
+}
+
+# stamp DIR...: a hash of the files' names, sizes and contents (what a build reads).
+# Paths are relative to each DIR, so a temporary build context hashes the same.
+stamp() {
+	local d
+	for d in "$@"; do
+		(cd "$d" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+	done | sha256sum | cut -c1-16
+}
+
+# built IMAGE STAMP: whether IMAGE exists with that stamp.
+built() {
+	[[ "$(podman image inspect --format '{{index .Labels "haade.stamp"}}' "$1" 2>/dev/null)" == "$2" ]]
+}
+
+# build NAME CONTEXT [podman build args]: builds testing/cluster/images/NAME
+# from CONTEXT as localhost/haade-NAME:dev, unless it is built from the same
+# inputs already.
+build() {
+	local name=$1 ctx=$2 s image t0
+	shift 2
+	image="localhost/haade-$name:dev"
+	s=$(printf '%s %s\n' "$(stamp "$ctx" "$IMAGES/$name")" "$*" | sha256sum | cut -c1-16)
+	if built "$image" "$s"; then
+		log "$image: up to date"
+		return 0
+	fi
+	log "building $image"
+	t0=$SECONDS
+	nice -n 10 podman build "${BUILD_FLAGS[@]}" --label "haade.stamp=$s" -f "$IMAGES/$name/Containerfile" -t "$image" "$@" "$ctx" \
+		>"$LOG_DIR/image-$name.log" 2>&1 || fail_with_log "$LOG_DIR/image-$name.log" "podman build $image failed"
+	log "built $image in $((SECONDS - t0))s"
+}
+
+debian() {
+	local tar="$CLUSTER_CACHE/debian-bookworm-minbase.tar" dir
+	mkdir -p "$CLUSTER_CACHE"
+	if [[ ! -s "$tar" ]]; then
+		log "debootstrap --variant=minbase bookworm (once; cached in $tar)"
+		dir=$(mktemp -d)
+		debootstrap --variant=minbase bookworm "$dir" "$DEBIAN_MIRROR" >"$LOG_DIR/debootstrap.log" 2>&1 ||
+			fail_with_log "$LOG_DIR/debootstrap.log" "debootstrap failed"
+		rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
+		tar -C "$dir" -c . >"$tar.tmp" && mv "$tar.tmp" "$tar"
+		rm -rf "$dir"
+	fi
+	local s
+	s=$(sha256sum "$tar" | cut -c1-16)
+	if ! built localhost/debian:bookworm "$s"; then
+		log "podman import localhost/debian:bookworm"
+		podman import --change "LABEL haade.stamp=$s" --change 'CMD ["/bin/bash"]' - localhost/debian:bookworm <"$tar" >/dev/null 2>&1
+	fi
+}
+
+build_bases() {
+	setup
+	debian
+	local goroot
+	goroot=$(go env GOROOT)
+	[[ "$(go env GOVERSION)" == go1.26.8 ]] || die "the Dockerfile pins Go 1.26.8; this machine has $(go env GOVERSION)"
+	local gctx
+	gctx=$(mktemp -d)
+	cp -al "$goroot" "$gctx/go" 2>/dev/null || cp -a "$goroot" "$gctx/go"
+	build golang "$gctx"
+	rm -rf "$gctx"
+	build static "$IMAGES/static"
+	build jre "$IMAGES/jre"
+}
+
+build_haade() {
+	# The HAADE image, from the project's own Dockerfile. GOPROXY lets the
+	# module download read this machine's module cache first.
+	log "building localhost/haade:dev from the Dockerfile"
+	local t0=$SECONDS mods
+	mods=$(go env GOMODCACHE)/cache/download
+	nice -n 10 podman build "${BUILD_FLAGS[@]}" "${CERTS[@]}" -v "$mods:/hostmods:ro" \
+		--build-arg GO_IMAGE=localhost/haade-golang:dev \
+		--build-arg RUNTIME_IMAGE=localhost/haade-static:dev \
+		--build-arg GOPROXY=file:///hostmods,https://proxy.golang.org \
+		-t localhost/haade:dev -f "$ROOT/Dockerfile" "$ROOT" >"$LOG_DIR/image-haade.log" 2>&1 ||
+		fail_with_log "$LOG_DIR/image-haade.log" "podman build localhost/haade:dev failed"
+	log "built localhost/haade:dev in $((SECONDS - t0))s"
+}
+
+build_services() {
+	"$ROOT/testing/services/minio.sh" install
+	local minio ctx
+	minio=$(ls -d "$HAADE_CACHE"/minio/*/bin/minio | head -n1)
+	ctx=$(mktemp -d)
+	cp "$minio" "$ctx/minio"
+	build minio "$ctx"
+	rm -rf "$ctx"
+
+	"$ROOT/testing/services/kafka.sh" install
+	ctx=$(mktemp -d)
+	cp -r "$(ls -d "$HAADE_CACHE"/kafka/*/libs | sort -V | tail -n1)" "$ctx/libs"
+	cp "$IMAGES/kafka/kafka-kraft.sh" "$ctx/"
+	build kafka "$ctx"
+	rm -rf "$ctx"
+
+	build postgres "$IMAGES/postgres"
+}
+
+build_flink() {
+	"$ROOT/testing/services/flink.sh" install
+	local beam
+	beam=$(ls -d "$HAADE_CACHE"/flink/beam-2.62.0-flink-1.19.0)
+	ctx=$(mktemp -d)
+	cp -al "$beam/libs" "$ctx/libs" 2>/dev/null || cp -a "$beam/libs" "$ctx/libs"
+	cp -a "$beam/plugins" "$ctx/plugins"
+	cp "$beam/patch/JobServerMain.class" "$ctx/"
+	build jobserver "$ctx"
+	rm -rf "$ctx"
+
+	# Flink's distribution, from PyPI: flinkcluster.sh assembles it.
+	if [[ -x "$ROOT/testing/services/flinkcluster.sh" ]]; then
+		"$ROOT/testing/services/flinkcluster.sh" install
+	fi
+	local dist="$HAADE_CACHE/flink/dist-1.19.0"
+	[[ -f "$dist/.complete" ]] || die "no Flink 1.19.0 distribution in $dist: testing/services/flinkcluster.sh install assembles it"
+	ctx=$(mktemp -d)
+	cp -al "$dist" "$ctx/dist" 2>/dev/null || cp -a "$dist" "$ctx/dist"
+	mkdir -p "$ctx/dist/plugins/s3-fs-presto"
+	cp "$beam/plugins/s3-fs-presto/flink-s3-fs-presto-1.19.0.jar" "$ctx/dist/plugins/s3-fs-presto/"
+	cp "$IMAGES/flink/entrypoint.sh" "$ctx/"
+	build flink "$ctx"
+	rm -rf "$ctx"
+}
+
+# build_all [haade|services|flink...]: the bases, then the parts asked (all by default).
+build_all() {
+	local parts=("$@")
+	((${#parts[@]})) || parts=(haade services flink)
+	build_bases
+	local p
+	for p in "${parts[@]}"; do
+		case "$p" in
+		haade | services | flink) "build_$p" ;;
+		*) die "build: unknown part $p (haade, services, flink)" ;;
+		esac
+	done
+}
+
+case "${1:-}" in
+setup) setup ;;
+build) shift; build_all "$@" ;;
+check) exec "$ROOT/testing/cluster/check-images.sh" ;;
+list) podman images --filter reference='localhost/*' ;;
+*) echo "usage: $0 setup|build|check|list" >&2; exit 2 ;;
+esac

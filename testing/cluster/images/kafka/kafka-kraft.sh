@@ -1,0 +1,27 @@
+#!/bin/bash
+# Formats the KRaft storage on first start, then runs the combined node.
+#   KAFKA_NODE_ID (1), KAFKA_CLUSTER_ID (fixed dev id), KAFKA_ADVERTISED (host:9092)
+set -euo pipefail
+id=${KAFKA_NODE_ID:-1}
+cluster=${KAFKA_CLUSTER_ID:-haadedevclusterid00001}
+adv=${KAFKA_ADVERTISED:-$(hostname):9092}
+mkdir -p "$KAFKA_DATA/data" "$LOG_DIR"
+conf=$KAFKA_DATA/server.properties
+cat >"$conf" <<PROPS
+process.roles=broker,controller
+node.id=$id
+controller.quorum.voters=$id@localhost:9093
+listeners=PLAIN://:9092,CONTROLLER://localhost:9093
+advertised.listeners=PLAIN://$adv
+listener.security.protocol.map=PLAIN:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAIN
+controller.listener.names=CONTROLLER
+log.dirs=$KAFKA_DATA/data
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+auto.create.topics.enable=false
+PROPS
+java_opts=(${KAFKA_HEAP_OPTS:--Xmx512m -Xms256m} -Djava.awt.headless=true -Dkafka.logs.dir="$LOG_DIR" -cp '/opt/kafka/libs/*')
+[[ -f $KAFKA_DATA/data/meta.properties ]] || java "${java_opts[@]}" kafka.tools.StorageTool format -t "$cluster" -c "$conf"
+exec java "${java_opts[@]}" kafka.Kafka "$conf"
