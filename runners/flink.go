@@ -121,10 +121,21 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Optio
 	if async && loopback {
 		return nil, fmt.Errorf("%w: --async with --environment_type=LOOPBACK: the worker runs in this process, which must then stay; use PROCESS or EXTERNAL", ErrRunner)
 	}
+	if *CancelFlag && *FlinkRESTFlag == "" {
+		return nil, fmt.Errorf("%w: --cancel needs --flink-rest=http://JOBMANAGER:8081", ErrRunner)
+	}
 	var rest *FlinkREST
 	if *FlinkRESTFlag != "" {
 		if rest, err = NewFlinkREST(*FlinkRESTFlag); err != nil {
 			return nil, err
+		}
+		if *CancelFlag {
+			jobs, err := CancelFlinkJobs(ctx, rest.Base, name)
+			if err != nil {
+				return nil, fmt.Errorf("--cancel: %w", err)
+			}
+			slog.Info("--cancel: cancelled the running Flink jobs of this pipeline", "job", name, "cancelled", len(jobs), "flink_rest", rest.Base)
+			return flinkResult{cancelled: len(jobs)}, nil
 		}
 		running, err := rest.ActiveJobs(ctx, name)
 		if err != nil {
@@ -373,6 +384,8 @@ type flinkResult struct {
 	jobID string
 	// alreadyRunning: a job of the same name ran, and nothing was submitted.
 	alreadyRunning bool
+	// cancelled: --cancel cancelled this many jobs, and nothing was submitted.
+	cancelled int
 }
 
 // AlreadyRunning says whether a Flink submission found its job running and

@@ -15,6 +15,9 @@ var (
 	FlinkRESTFlag = flag.String("flink-rest", "", "Flink's REST API, e.g. http://flink-jobmanager:8081: idempotent submission, --async, and stops that really stop the Flink job (--runner=flink)")
 	// ReplaceFlag cancels a running Flink job of the same name, then submits.
 	ReplaceFlag = flag.Bool("replace", false, "with --flink-rest: cancel a running Flink job of this pipeline's name, then submit (default: say it runs and exit 0)")
+	// CancelFlag cancels the running Flink job of this pipeline and exits:
+	// the stop of a job submitted with --async.
+	CancelFlag = flag.Bool("cancel", false, "with --runner=flink --flink-rest: cancel the running Flink job of this pipeline's name (waiting until Flink has stopped it) instead of submitting")
 	// MaxBundleTimeFlag is Beam's max_bundle_time_mills for Flink: how long a
 	// bundle may last. Flink's default (1 s) leaves each Kafka partition
 	// reading a fraction of the time (testing/services/FLINK.md).

@@ -188,6 +188,10 @@ ready() {
 
 start() {
 	install
+	if is_running flink && [[ "$(cat "$HOME_DIR/master" 2>/dev/null)" != "$FLINK_MASTER" ]]; then
+		log "running with --flink-master=$(cat "$HOME_DIR/master" 2>/dev/null); restarting it with $FLINK_MASTER"
+		stop
+	fi
 	if is_running flink; then
 		wait_until flink "$START_TIMEOUT" "the job service on $JOB_HOST:$JOB_PORT" ready
 		log "already running (pid $(pid_of flink)) at $JOB_HOST:$JOB_PORT"
@@ -201,6 +205,7 @@ start() {
 	# cleans a job's artifacts when the job ends, not when it is killed with it.
 	rm -rf "$ARTIFACTS_DIR"
 	write_config
+	echo "$FLINK_MASTER" >"$HOME_DIR/master"
 	log "starting Beam $BEAM_VERSION Flink job server (Flink $FLINK_VERSION, master $FLINK_MASTER) on $JOB_HOST:$JOB_PORT," \
 		"checkpoints every $CHECKPOINT_INTERVAL to $CHECKPOINT_DIR"
 	# A fresh log section, so that `ready` does not see an earlier run's line.
@@ -221,7 +226,7 @@ stop() { stop_pid flink 30; }
 
 status() {
 	if is_running flink && ready; then
-		echo "flink: running (pid $(pid_of flink)) at $JOB_HOST:$JOB_PORT, Beam $BEAM_VERSION, Flink $FLINK_VERSION, master $FLINK_MASTER, checkpoints in $(sed -n 's/^state.checkpoints.dir: //p' "$CONF_DIR/flink-conf.yaml" 2>/dev/null)"
+		echo "flink: running (pid $(pid_of flink)) at $JOB_HOST:$JOB_PORT, Beam $BEAM_VERSION, Flink $FLINK_VERSION, master $(cat "$HOME_DIR/master" 2>/dev/null), checkpoints in $(sed -n 's/^state.checkpoints.dir: //p' "$CONF_DIR/flink-conf.yaml" 2>/dev/null)"
 		return 0
 	elif is_running flink; then
 		echo "flink: process $(pid_of flink) alive but $JOB_HOST:$JOB_PORT does not answer"

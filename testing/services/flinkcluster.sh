@@ -33,7 +33,7 @@ REST_PORT="${FLINKC_REST_PORT:-8081}"
 RPC_PORT="${FLINKC_RPC_PORT:-6123}"
 TM_COUNT=2
 TM_SLOTS="${FLINKC_SLOTS:-4}"
-TM_MEMORY="${FLINKC_TM_MEMORY:-1728m}"
+TM_MEMORY="${FLINKC_TM_MEMORY:-2048m}"
 JM_MEMORY="${FLINKC_JM_MEMORY:-1024m}"
 CHECKPOINT_DIR="${FLINK_CHECKPOINT_DIR:-s3://warehouse/checkpoints/bronze}"
 CHECKPOINT_INTERVAL="${FLINK_CHECKPOINT_INTERVAL:-10s}"
@@ -72,16 +72,19 @@ fetch_flink() {
 	rm -rf "$DIST" "$DIST.tmp"
 	mkdir -p "$DIST.tmp"
 	tar -xzf "$sdist" -C "$DIST.tmp" --strip-components=2 "apache-flink-libraries-$FLINK_VERSION/deps/lib" \
-		"apache-flink-libraries-$FLINK_VERSION/deps/opt" "apache-flink-libraries-$FLINK_VERSION/deps/plugins"
+		"apache-flink-libraries-$FLINK_VERSION/deps/opt" "apache-flink-libraries-$FLINK_VERSION/deps/plugins" \
+		"apache-flink-libraries-$FLINK_VERSION/deps/bin" # bin/bash-java-utils.jar, which bin/config.sh runs
 	python3 -c 'import sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
 for n in z.namelist():
     if n.startswith(("pyflink/bin/", "pyflink/conf/")):
         z.extract(n, sys.argv[2])' "$whl" "$DIST.tmp/wheel"
-	mv "$DIST.tmp/wheel/pyflink/bin" "$DIST.tmp/wheel/pyflink/conf" "$DIST.tmp/"
+	cp -r "$DIST.tmp/wheel/pyflink/bin/." "$DIST.tmp/bin/"
+	mv "$DIST.tmp/wheel/pyflink/conf" "$DIST.tmp/"
 	rm -rf "$DIST.tmp/wheel"
-	chmod +x "$DIST.tmp"/bin/*
-	[[ -f "$DIST.tmp/lib/flink-dist-$FLINK_VERSION.jar" ]] || die "no lib/flink-dist-$FLINK_VERSION.jar in the sdist"
+	chmod +x "$DIST.tmp"/bin/*.sh "$DIST.tmp"/bin/flink
+	[[ -f "$DIST.tmp/lib/flink-dist-$FLINK_VERSION.jar" && -f "$DIST.tmp/bin/bash-java-utils.jar" ]] ||
+		die "no lib/flink-dist-$FLINK_VERSION.jar or bin/bash-java-utils.jar in the sdist"
 	mv "$DIST.tmp" "$DIST"
 	touch "$DIST/.complete"
 }
@@ -119,6 +122,8 @@ taskmanager.memory.process.size: $TM_MEMORY
 # Streaming the ~200 MB Go worker binary to a new worker after a TaskManager died overflowed
 # the default direct memory of the survivor ("Cannot reserve ... direct buffer memory").
 taskmanager.memory.task.off-heap.size: 512m
+# Beam's portable operators and the hashmap state backend use no managed memory.
+taskmanager.memory.managed.size: 64m
 rest.address: $HOST
 rest.bind-address: $HOST
 rest.port: $REST_PORT
@@ -187,7 +192,15 @@ start() {
 	write_config
 	start_jobmanager
 	for n in $(seq 1 $TM_COUNT); do start_taskmanager "$n"; done
-	wait_until flink-jobmanager "$START_TIMEOUT" "$TM_COUNT TaskManagers registered" two_tms
+	local deadline=$((SECONDS + START_TIMEOUT))
+	until two_tms; do
+		for n in $(seq 1 $TM_COUNT); do
+			is_running "flink-taskmanager-$n" ||
+				fail_with_log "$(log_file "flink-taskmanager-$n")" "TaskManager $n exited before it registered"
+		done
+		((SECONDS < deadline)) || fail_with_log "$(log_file flink-jobmanager)" "$TM_COUNT TaskManagers did not register within ${START_TIMEOUT}s"
+		sleep 1
+	done
 	FLINK_MASTER="$HOST:$REST_PORT" FLINK_CHECKPOINT_DIR="$CHECKPOINT_DIR" FLINK_S3_ENDPOINT="$S3_ENDPOINT" \
 		"$SERVICES_DIR/flink.sh" start
 	log "ready: Flink REST http://$HOST:$REST_PORT, $TM_COUNT TaskManagers; job server $HOST:${FLINK_JOB_PORT:-8099}"
