@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -109,15 +110,17 @@ func (r *FlinkREST) ActiveJobs(ctx context.Context, name string) ([]FlinkJob, er
 }
 
 // flinkJobIs says whether a Flink job name is the Beam job name's. Beam's
-// Flink runner names the Flink job after the Beam job name; some versions
-// add a suffix after an underscore or a dash.
+// portable runner names the Flink job <name>-<user>-<MMddHHmmss>-<8 hex>
+// (seen with the 2.62 job server: "bronze-root-1201095924-b01cdc8a").
 func flinkJobIs(flinkName, name string) bool {
 	if flinkName == name {
 		return true
 	}
 	rest, ok := strings.CutPrefix(flinkName, name)
-	return ok && (strings.HasPrefix(rest, "_") || strings.HasPrefix(rest, "-"))
+	return ok && beamJobSuffix.MatchString(rest)
 }
+
+var beamJobSuffix = regexp.MustCompile(`^-.+-[0-9]{10}-[0-9a-f]{8}$`)
 
 // Cancel cancels a job (PATCH /jobs/:id?mode=cancel) and waits up to wait
 // for it to leave the active states.

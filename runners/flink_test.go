@@ -63,8 +63,10 @@ func TestFlinkJobIs(t *testing.T) {
 		want        bool
 	}{
 		{"bronze", "bronze", true},
-		{"bronze_a1b2", "bronze", true},
-		{"bronze-silver", "bronze", true},
+		{"bronze-root-1201095924-b01cdc8a", "bronze", true},
+		{"bronze-flink-user-1201095924-b01cdc8a", "bronze", true},
+		{"bronze-silver", "bronze", false},
+		{"bronze-silver-root-1201095924-b01cdc8a", "bronze-silver", true},
 		{"bronzeX", "bronze", false},
 		{"silver", "bronze", false},
 	} {
