@@ -2,7 +2,7 @@
 // command line shared by every HAADE pipeline.
 //
 // "direct" runs the pipeline in process on Prism: Beam's own direct runner
-// cannot run splittable DoFns with watermark estimators (FACTS.md), and
+// cannot run splittable DoFns with watermark estimators, and
 // testing/ptest already registers the name "direct", so the mapping is done
 // here, at flag level, rather than by registering a second runner.
 package runners
