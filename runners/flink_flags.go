@@ -28,4 +28,4 @@ var (
 
 // DefaultMaxBundleTime is --flink-max-bundle-time's default (measured in
 // testing/services/FLINK.md).
-const DefaultMaxBundleTime = 100 * time.Millisecond
+const DefaultMaxBundleTime = 250 * time.Millisecond
