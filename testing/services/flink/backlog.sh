@@ -40,7 +40,7 @@ run() { # name runner-args...
 	local pid=$!
 	while kill -0 $pid 2>/dev/null; do
 		if [[ -z "$running" && "$name" == flink* ]] &&
-			curl -fsS --max-time 2 "$REST/jobs/overview" 2>/dev/null | python3 -c '
+			curl -fsS --max-time 2 "$REST/jobs/overview" 2>/dev/null | python3 2>/dev/null -c '
 import json, sys
 for j in json.load(sys.stdin)["jobs"]:
     t = j["tasks"]
@@ -71,6 +71,7 @@ done
 echo "medians of $ROUNDS rounds, $EVENTS events:"
 for name in prism "${BUNDLES[@]/#/flink}"; do
 	[[ "$name" == prism ]] || name="${name}ms"
-	awk -v n="$name" '$1 == n { t[++i] = $5; g[i] = $8 } END { asort(t); asort(g); m = int((i + 1) / 2); printf "%-12s total %6.1f s  ingest %6.1f s\n", n, t[m], g[m] }' "$WORK/results"
+	med() { awk -v n="$name" -v f="$1" '$1 == n { print $f }' "$WORK/results" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+	printf '%-12s total %6.1f s  ingest %6.1f s\n' "$name" "$(med 5)" "$(med 8)"
 done
 echo "logs in $WORK"
