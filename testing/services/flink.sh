@@ -210,6 +210,8 @@ start() {
 		"checkpoints every $CHECKPOINT_INTERVAL to $CHECKPOINT_DIR"
 	# A fresh log section, so that `ready` does not see an earlier run's line.
 	: >"$(log_file flink)"
+	# The job server writes pipeline_options.json into its working directory: keep it here.
+	cd "$HOME_DIR"
 	# shellcheck disable=SC2086 # FLINK_HEAP holds several options
 	FLINK_PLUGINS_DIR="$PLUGINS" FLINK_CONF_DIR="$CONF_DIR" \
 		spawn flink "$JAVA" $FLINK_HEAP -XX:+UseG1GC -Djava.awt.headless=true \
