@@ -78,3 +78,8 @@ func Usage(w io.Writer, fs *flag.FlagSet) {
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
 }
+
+// DefaultMetricsAddr is --metrics-addr's default: loopback, so that a run on
+// a laptop serves nothing to the network. Kubernetes manifests set the pod's
+// address explicitly (HAADE_METRICS_ADDR=":9102" in bronze-config).
+const DefaultMetricsAddr = "127.0.0.1:9102"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"time"
@@ -49,27 +50,64 @@ type FlinkOptions struct {
 	// checkpoint an unbounded read. A bounded run leaves it false: its job
 	// then ends when the reads end.
 	Unbounded bool
+	// MaxBundleTime is Beam's max_bundle_time_mills; 0 leaves the job
+	// server's default (1 s in streaming mode).
+	MaxBundleTime time.Duration
 }
 
 // options returns the extra pipeline options, keyed as Beam's portable
 // runners expect: beam:option:<lower_underscore name>:v1.
 func (o FlinkOptions) options() map[string]any {
+	m := map[string]any{}
 	if !o.Unbounded {
 		// Beam's defaults: the Impulse finishes, and so does the job.
-		return map[string]any{"beam:option:shutdown_sources_after_idle_ms:v1": "0"}
-	}
-	return map[string]any{
+		m["beam:option:shutdown_sources_after_idle_ms:v1"] = "0"
+	} else {
 		// a string keeps all 64 bits; Jackson coerces it to a Long
-		"beam:option:shutdown_sources_after_idle_ms:v1":     strconv.FormatInt(1<<63-1, 10),
-		"beam:option:streaming:v1":                          true,
-		"beam:option:finish_bundle_before_checkpointing:v1": true,
+		m["beam:option:shutdown_sources_after_idle_ms:v1"] = strconv.FormatInt(1<<63-1, 10)
+		m["beam:option:streaming:v1"] = true
+		m["beam:option:finish_bundle_before_checkpointing:v1"] = true
 	}
+	if o.MaxBundleTime > 0 {
+		m["beam:option:max_bundle_time_mills:v1"] = strconv.FormatInt(o.MaxBundleTime.Milliseconds(), 10)
+	}
+	return m
+}
+
+// flinkJobName is the Beam (and so the Flink) job name: --job_name, else
+// the pipeline's stable name, so that a second submission finds the first.
+func flinkJobName(opts Options) string {
+	if *jobopts.JobName != "" {
+		return *jobopts.JobName
+	}
+	if opts.Name != "" {
+		return opts.Name
+	}
+	return jobopts.GetJobName()
+}
+
+// flinkParallelism is --parallelism when given, else opts.Parallelism (for
+// example the partition count), else -1, the job server's default.
+func flinkParallelism(opts Options) int {
+	if *jobopts.Parallelism > 0 {
+		return *jobopts.Parallelism
+	}
+	if opts.Parallelism > 0 {
+		return opts.Parallelism
+	}
+	return -1
 }
 
 // runFlink does what Beam's universal runner does (universal.Execute and
 // runnerlib.Execute, v2.77), with extra pipeline options in the Prepare
-// request. Cancelling ctx cancels the job on the job server.
-func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions) (beam.PipelineResult, error) {
+// request, and with Flink's REST API (--flink-rest) when known:
+//
+//   - a job of the same name that is RUNNING is left alone, and runFlink
+//     returns at once without error (unless --replace: it is cancelled);
+//   - --async returns once the job is RUNNING;
+//   - cancelling ctx cancels the job on the job server and, through the
+//     REST API, on Flink, and waits until Flink has stopped it.
+func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Options) (beam.PipelineResult, error) {
 	if !beam.Initialized() {
 		return nil, fmt.Errorf("%w: beam.Init() was not called before the pipeline was built", ErrRunner)
 	}
@@ -77,13 +115,51 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions) (beam.Pipe
 	if err != nil {
 		return nil, err
 	}
+	name := flinkJobName(opts)
+	loopback := jobopts.IsLoopback()
+	async := *jobopts.Async
+	if async && loopback {
+		return nil, fmt.Errorf("%w: --async with --environment_type=LOOPBACK: the worker runs in this process, which must then stay; use PROCESS or EXTERNAL", ErrRunner)
+	}
+	if *CancelFlag && *FlinkRESTFlag == "" {
+		return nil, fmt.Errorf("%w: --cancel needs --flink-rest=http://JOBMANAGER:8081", ErrRunner)
+	}
+	var rest *FlinkREST
+	if *FlinkRESTFlag != "" {
+		if rest, err = NewFlinkREST(*FlinkRESTFlag); err != nil {
+			return nil, err
+		}
+		if *CancelFlag {
+			jobs, err := CancelFlinkJobs(ctx, rest.Base, name)
+			if err != nil {
+				return nil, fmt.Errorf("--cancel: %w", err)
+			}
+			slog.Info("--cancel: cancelled the running Flink jobs of this pipeline", "job", name, "cancelled", len(jobs), "flink_rest", rest.Base)
+			return flinkResult{cancelled: len(jobs)}, nil
+		}
+		running, err := rest.ActiveJobs(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("--flink-rest=%s: %w", rest.Base, err)
+		}
+		if len(running) > 0 && !*ReplaceFlag {
+			slog.Info("the Flink job already runs: not submitting a second one (--replace cancels it and submits)",
+				"job", name, "flink_job", running[0].ID, "state", running[0].State, "flink_rest", rest.Base)
+			return flinkResult{jobID: running[0].ID, alreadyRunning: true}, nil
+		}
+		for _, j := range running {
+			slog.Info("--replace: cancelling the running Flink job", "job", name, "flink_job", j.ID)
+			if err := rest.Cancel(ctx, j.ID, time.Minute); err != nil {
+				return nil, fmt.Errorf("--replace: %w", err)
+			}
+		}
+	}
+
 	edges, _, err := p.Build()
 	if err != nil {
 		return nil, err
 	}
 	envURN := jobopts.GetEnvironmentUrn(ctx)
 	getEnvCfg := jobopts.GetEnvironmentConfig
-	loopback := jobopts.IsLoopback()
 	if loopback {
 		// The Go SDK harness runs in this process, on a port the kernel picks.
 		srv, err := extworker.StartLoopback(ctx, 0)
@@ -133,18 +209,20 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions) (beam.Pipe
 	defer cc.Close()
 	client := jobpb.NewJobServiceClient(cc)
 	opt := &runnerlib.JobOptions{
-		Name:         jobopts.GetJobName(),
+		Name:         name,
 		Experiments:  jobopts.GetExperiments(),
 		Worker:       *jobopts.WorkerBinary,
 		RetainDocker: *jobopts.RetainDockerContainers,
-		Parallelism:  *jobopts.Parallelism,
+		Parallelism:  flinkParallelism(opts),
 		Loopback:     loopback,
 	}
 	prepID, artifacts, token, err := runnerlib.Prepare(ctx, extraOptionsClient{client, fo.options()}, pipe, opt)
 	if err != nil {
 		return nil, err
 	}
-	slog.Info("prepared Flink job", "preparation", prepID, "options", fo.options())
+	artifacts = reachableEndpoint(artifacts, endpoint)
+	slog.Info("prepared Flink job", "job", name, "preparation", prepID, "parallelism", opt.Parallelism,
+		"options", fo.options(), "artifact_endpoint", artifacts)
 	retrieval, err := runnerlib.Stage(ctx, prepID, artifacts, bin, token)
 	if err != nil {
 		return nil, err
@@ -153,30 +231,132 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions) (beam.Pipe
 	if err != nil {
 		return nil, err
 	}
-	slog.Info("submitted Flink job", "job", jobID, "endpoint", endpoint)
+	slog.Info("submitted Flink job", "job", name, "job_id", jobID, "endpoint", endpoint)
+
+	if async {
+		fj, err := waitRunning(ctx, client, jobID, rest, name, *AsyncWaitFlag)
+		if err != nil {
+			return flinkResult{jobID: jobID}, err
+		}
+		slog.Info("--async: the Flink job runs; returning", "job", name, "job_id", jobID, "flink_job", fj.ID)
+		return flinkResult{jobID: jobID}, nil
+	}
 
 	// Cancelling ctx cancels the job, so that it does not outlive a
 	// submitter whose loopback worker it needs.
 	done := make(chan struct{})
-	defer close(done)
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		select {
 		case <-done:
 		case <-ctx.Done():
-			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if _, err := client.Cancel(cctx, &jobpb.CancelJobRequest{JobId: jobID}); err != nil {
-				slog.Error("cancelling the Flink job failed", "job", jobID, "err", err)
-			} else {
-				slog.Info("cancelled the Flink job", "job", jobID)
-			}
+			cancelFlink(client, jobID, rest, name)
 		}
 	}()
-	err = runnerlib.WaitForCompletion(context.WithoutCancel(ctx), client, jobID)
-	if err == nil && ctx.Err() != nil {
-		err = fmt.Errorf("job %s cancelled: %w", jobID, ctx.Err())
+	waitCtx, stopWaiting := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWaiting()
+	finished := make(chan error, 1)
+	go func() { finished <- runnerlib.WaitForCompletion(waitCtx, client, jobID) }()
+	select {
+	case err = <-finished:
+	case <-stopped:
+		// Cancelled: the job server reports the end soon, or not at all
+		// (its invocation of a remote job can outlive the Flink job).
+		select {
+		case err = <-finished:
+		case <-time.After(30 * time.Second):
+			stopWaiting()
+		}
+	}
+	close(done)
+	if ctx.Err() != nil {
+		<-stopped // the cancel through Flink has finished
+		if err == nil || waitCtx.Err() != nil {
+			err = fmt.Errorf("job %s cancelled: %w", jobID, ctx.Err())
+		}
 	}
 	return flinkResult{jobID: jobID}, err
+}
+
+// cancelFlink cancels the job on the job server and, when its REST API is
+// known, on Flink, waiting until Flink reports it stopped.
+func cancelFlink(client jobpb.JobServiceClient, jobID string, rest *FlinkREST, name string) {
+	cctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if _, err := client.Cancel(cctx, &jobpb.CancelJobRequest{JobId: jobID}); err != nil {
+		slog.Warn("cancelling the job on the job server failed", "job_id", jobID, "err", err)
+	}
+	if rest == nil {
+		slog.Warn("cancelled the job on the job server only; without --flink-rest the Flink job may keep running", "job_id", jobID)
+		return
+	}
+	jobs, err := rest.ActiveJobs(cctx, name)
+	for _, j := range jobs {
+		if err = rest.Cancel(cctx, j.ID, time.Minute); err != nil {
+			break
+		}
+		slog.Info("cancelled the Flink job", "job", name, "flink_job", j.ID)
+	}
+	if err != nil {
+		slog.Error("cancelling the Flink job through its REST API failed", "job", name, "flink_rest", rest.Base, "err", err)
+	}
+}
+
+// waitRunning waits until the job runs: on Flink's REST API when known (the
+// Flink job RUNNING), else on the job server's state. It fails when the job
+// ends first.
+func waitRunning(ctx context.Context, client jobpb.JobServiceClient, jobID string, rest *FlinkREST, name string, wait time.Duration) (FlinkJob, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		st, err := client.GetState(ctx, &jobpb.GetJobStateRequest{JobId: jobID})
+		if err == nil {
+			switch st.GetState() {
+			case jobpb.JobState_FAILED, jobpb.JobState_CANCELLED, jobpb.JobState_DONE, jobpb.JobState_DRAINED:
+				return FlinkJob{}, fmt.Errorf("job %s is %v before it ran", jobID, st.GetState())
+			case jobpb.JobState_RUNNING:
+				if rest == nil {
+					return FlinkJob{ID: jobID, Name: name, State: "RUNNING"}, nil
+				}
+			}
+		}
+		if rest != nil {
+			if jobs, err := rest.Jobs(ctx); err == nil {
+				for _, j := range jobs {
+					if flinkJobIs(j.Name, name) && j.State == "RUNNING" {
+						return j, nil
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return FlinkJob{}, fmt.Errorf("--async: job %s not RUNNING after %v (--async-wait)", jobID, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return FlinkJob{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// reachableEndpoint returns the artifact endpoint a job server advertised,
+// with an unspecified host (0.0.0.0, ::, none: a job server started with
+// --job-host=0.0.0.0) replaced by the host of the job endpoint we reached
+// it at. Dialled as advertised, such an address is this host's own.
+func reachableEndpoint(advertised, jobEndpoint string) string {
+	host, port, err := net.SplitHostPort(advertised)
+	if err != nil {
+		return advertised
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return advertised
+	}
+	jobHost, _, err := net.SplitHostPort(jobEndpoint)
+	if err != nil || jobHost == "" {
+		return advertised
+	}
+	return net.JoinHostPort(jobHost, port)
 }
 
 // extraOptionsClient adds pipeline options to a job service's Prepare request.
@@ -199,7 +379,21 @@ func (c extraOptionsClient) Prepare(ctx context.Context, req *jobpb.PrepareJobRe
 	return c.JobServiceClient.Prepare(ctx, req, opts...)
 }
 
-type flinkResult struct{ jobID string }
+// flinkResult is the result of a Flink submission.
+type flinkResult struct {
+	jobID string
+	// alreadyRunning: a job of the same name ran, and nothing was submitted.
+	alreadyRunning bool
+	// cancelled: --cancel cancelled this many jobs, and nothing was submitted.
+	cancelled int
+}
+
+// AlreadyRunning says whether a Flink submission found its job running and
+// submitted nothing (see runFlink).
+func AlreadyRunning(r beam.PipelineResult) bool {
+	fr, ok := r.(flinkResult)
+	return ok && fr.alreadyRunning
+}
 
 func (r flinkResult) Metrics() metrics.Results { return metrics.Results{} }
 func (r flinkResult) JobID() string            { return r.jobID }

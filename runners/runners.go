@@ -54,6 +54,15 @@ type Options struct {
 	// it keeps the job's sources running so that checkpoints can complete
 	// (see FlinkOptions); elsewhere it changes nothing.
 	Unbounded bool
+	// Name is the pipeline's stable name (bronze's --pipeline-id). On Flink
+	// it is the job name unless --job_name is given, and submission looks
+	// for a running job of that name (--flink-rest). Empty: Beam's generated
+	// go-job-N-TIME.
+	Name string
+	// Parallelism is the Flink job's parallelism when --parallelism is not
+	// given, for example the number of Kafka partitions. 0: the job server's
+	// default (parallelism.default of its Flink configuration).
+	Parallelism int
 }
 
 // Run runs p on the runner and waits for it to finish.
@@ -61,11 +70,16 @@ func Run(ctx context.Context, runner string, p *beam.Pipeline) (beam.PipelineRes
 	return RunWith(ctx, runner, p, Options{})
 }
 
-// RunWith runs p on the runner with opts and waits for it to finish. On
-// Flink, cancelling ctx cancels the job on the job server.
+// RunWith runs p on the runner with opts and waits for it to finish.
+//
+// On Flink (runFlink): with --async it returns once the job runs; with
+// --flink-rest it submits nothing when a job of the same name runs
+// (AlreadyRunning tells), and cancelling ctx cancels the Flink job through
+// Flink's REST API, returning once Flink has stopped it. Without
+// --flink-rest, cancelling ctx cancels the job on the job server only.
 func RunWith(ctx context.Context, runner string, p *beam.Pipeline, opts Options) (beam.PipelineResult, error) {
 	if runner == "flink" {
-		return runFlink(ctx, p, FlinkOptions{Unbounded: opts.Unbounded})
+		return runFlink(ctx, p, FlinkOptions{Unbounded: opts.Unbounded, MaxBundleTime: *MaxBundleTimeFlag}, opts)
 	}
 	return beam.Run(ctx, beamName(runner), p)
 }

@@ -60,7 +60,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	interval := fs.Duration("commit-interval", 10*time.Second, "window length: one snapshot per interval")
 	start := fs.String("start", "earliest", "where to begin when the tables hold no offsets: earliest or latest")
 	bounded := fs.Bool("bounded", false, "read up to the end offsets seen at start, commit, and exit 0")
-	metrics := fs.String("metrics-addr", ":9102", "address of /metrics, /healthz and /readyz; empty turns them off")
+	metrics := fs.String("metrics-addr", runners.DefaultMetricsAddr, "address of /metrics, /healthz and /readyz (\":9102\" for every interface); empty turns them off")
 	pipeline := fs.String("pipeline-id", "bronze", "stable pipeline id written into every snapshot summary")
 	logFormat := fs.String("log-format", "text", "text or json")
 	demo := fs.Int("demo-events", 5000, "events the embedded demo produces (no --brokers)")

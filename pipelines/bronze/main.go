@@ -55,6 +55,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		// A worker process of a remote runner (Flink EXTERNAL, PROCESS):
 		// serve its metrics, then let the harness take over.
 		_ = obs.SetupLogging(stderr, "json")
+		runners.StartWorker()
 		if addr := fs.Lookup("metrics-addr").Value.String(); addr != "" {
 			if err := obs.Serve(context.Background(), addr); err != nil {
 				slog.Warn("worker metrics not served", "err", err)
@@ -135,7 +136,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	slog.Info("running", "runner", cfg.Runner, "topic", cfg.Kafka.Topic, "partitions", len(pl.Partitions),
 		"bounded", cfg.Bounded, "table", cfg.Table, "dlq", cfg.DLQTable, "commit_interval", cfg.CommitInterval)
-	if _, err := runners.RunWith(runCtx, cfg.Runner, p, runners.Options{Unbounded: !cfg.Bounded}); err != nil {
+	if _, err := runners.RunWith(runCtx, cfg.Runner, p, runners.Options{
+		Unbounded: !cfg.Bounded, Name: cfg.Pipeline, Parallelism: len(pl.Partitions)}); err != nil {
 		if runCtx.Err() != nil {
 			fmt.Fprintf(stderr, "bronze: stopped: %v\n", err)
 			return 130

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Apache Flink for the end-to-end tier: Beam's Flink job server with its embedded Flink
-# (a MiniCluster inside the job server's JVM, `--flink-master=[local]`).
+# Apache Flink for the end-to-end tier: Beam's Flink job server, with its embedded Flink
+# (a MiniCluster inside the job server's JVM, `--flink-master=[local]`, the default) or in
+# front of a standalone Flink cluster (FLINK_MASTER=127.0.0.1:8081, which flinkcluster.sh
+# sets when it starts the cluster and this job server).
 #
 #   flink.sh install   fetch the jars with Maven into the cache (once)
 #   flink.sh start     install if needed, write the Flink configuration, start the job server,
@@ -35,6 +37,13 @@ FLINK_MINOR=1.19
 FLINK_VERSION=1.19.0 # the Flink that beam-runners-flink-1.19:2.62.0 depends on
 LOG4J_VERSION=2.24.3
 FLINK_HOST=127.0.0.1
+# The address the job server binds and advertises to submitters as its artifact endpoint
+# (BindLoopback makes Beam's servers bind it). 127.0.0.1 by default; set it to an address of
+# this host that other hosts reach to submit from elsewhere (as jobserver.yaml does with the
+# pod IP). Never 0.0.0.0: a submitter would dial its own loopback.
+JOB_HOST="${FLINK_JOB_HOST:-127.0.0.1}"
+# [local]: a MiniCluster per job inside the job server; host:port: a Flink cluster's REST API.
+FLINK_MASTER="${FLINK_MASTER:-[local]}"
 JOB_PORT="${FLINK_JOB_PORT:-8099}"
 ARTIFACT_PORT="${FLINK_ARTIFACT_PORT:-8098}"
 REST_PORTS="${FLINK_REST_PORTS:-8081-8089}"
@@ -55,6 +64,9 @@ PATCH_DIR="$VERSION_DIR/patch"
 # flink/sdfstate: flat SDF residual state (Beam #27648); FLINK_SDF_PATCH=off runs stock 2.62.
 SDF_PATCH_DIR="$VERSION_DIR/patch-sdfstate"
 SDF_CP="$SDF_PATCH_DIR/haade-sdfstate.jar:"; [[ "${FLINK_SDF_PATCH:-on}" == off ]] && SDF_CP=""
+# The same classes as a jar: a job sent to a remote cluster ships the job server's class path
+# as jars, and a directory on it is not shipped.
+PATCH_JAR="$VERSION_DIR/haade-jobserver-patch.jar"
 HOME_DIR="$HAADE_RUN/flink"
 CONF_DIR="$HOME_DIR/conf"
 CHECKPOINT_DIR="${FLINK_CHECKPOINT_DIR:-file://$HOME_DIR/checkpoints}"
@@ -88,7 +100,7 @@ fetch_jars() {
 build_patch() {
 	local stamp
 	stamp="$(cat "$SERVICES_DIR/flink/BindLoopback.java" "$SERVICES_DIR/flink/JobServerMain.java" | sha256sum | cut -d' ' -f1)"
-	[[ -f "$PATCH_DIR/.stamp" && "$(cat "$PATCH_DIR/.stamp")" == "$stamp" ]] && return 0
+	[[ -f "$PATCH_DIR/.stamp" && "$(cat "$PATCH_DIR/.stamp")" == "$stamp" && -f "$PATCH_JAR" ]] && return 0
 	log "building the job server patches (flink/BindLoopback.java, flink/JobServerMain.java)"
 	rm -rf "$PATCH_DIR"
 	mkdir -p "$PATCH_DIR"
@@ -98,6 +110,9 @@ build_patch() {
 	"${JAVAC:-javac}" -nowarn -d "$PATCH_DIR" -cp "$LIBS/*" "$SERVICES_DIR/flink/JobServerMain.java" \
 		>>"$LOG_DIR/flink-fetch.log" 2>&1 ||
 		fail_with_log "$LOG_DIR/flink-fetch.log" "javac flink/JobServerMain.java failed"
+	rm -f "$PATCH_JAR"
+	"${JAR:-jar}" cf "$PATCH_JAR" -C "$PATCH_DIR" org -C "$PATCH_DIR" JobServerMain.class ||
+		die "could not pack $PATCH_DIR into $PATCH_JAR"
 	echo "$stamp" >"$PATCH_DIR/.stamp"
 }
 
@@ -172,43 +187,55 @@ EOF
 
 # ready: the job service accepts connections and the driver logged that it serves jobs.
 ready() {
-	port_open "$FLINK_HOST" "$JOB_PORT" && grep -q "JobService started on" "$(log_file flink)"
+	port_open "$JOB_HOST" "$JOB_PORT" && grep -q "JobService started on" "$(log_file flink)"
 }
 
 start() {
 	install
+	if is_running flink && [[ "$(cat "$HOME_DIR/master" 2>/dev/null)" != "$FLINK_MASTER" ]]; then
+		log "running with --flink-master=$(cat "$HOME_DIR/master" 2>/dev/null); restarting it with $FLINK_MASTER"
+		stop
+	fi
 	if is_running flink; then
-		wait_until flink "$START_TIMEOUT" "the job service on $FLINK_HOST:$JOB_PORT" ready
-		log "already running (pid $(pid_of flink)) at $FLINK_HOST:$JOB_PORT"
+		wait_until flink "$START_TIMEOUT" "the job service on $JOB_HOST:$JOB_PORT" ready
+		log "already running (pid $(pid_of flink)) at $JOB_HOST:$JOB_PORT"
 		return 0
 	fi
-	ensure_port_free flink "$FLINK_HOST" "$JOB_PORT"
-	ensure_port_free flink "$FLINK_HOST" "$ARTIFACT_PORT"
+	[[ "$JOB_HOST" != 0.0.0.0 && "$JOB_HOST" != "::" ]] ||
+		die "FLINK_JOB_HOST=$JOB_HOST: the job server advertises it as its artifact endpoint; give an address submitters can dial"
+	ensure_port_free flink "$JOB_HOST" "$JOB_PORT"
+	ensure_port_free flink "$JOB_HOST" "$ARTIFACT_PORT"
+	# What earlier runs staged (about 200 MB a submission) and never cleaned: the job server
+	# cleans a job's artifacts when the job ends, not when it is killed with it.
+	rm -rf "$ARTIFACTS_DIR"
 	write_config
-	log "starting Beam $BEAM_VERSION Flink job server (embedded Flink $FLINK_VERSION) on $FLINK_HOST:$JOB_PORT," \
+	echo "$FLINK_MASTER" >"$HOME_DIR/master"
+	log "starting Beam $BEAM_VERSION Flink job server (Flink $FLINK_VERSION, master $FLINK_MASTER) on $JOB_HOST:$JOB_PORT," \
 		"checkpoints every $CHECKPOINT_INTERVAL to $CHECKPOINT_DIR"
 	# A fresh log section, so that `ready` does not see an earlier run's line.
 	: >"$(log_file flink)"
+	# The job server writes pipeline_options.json into its working directory: keep it here.
+	cd "$HOME_DIR"
 	# shellcheck disable=SC2086 # FLINK_HEAP holds several options
 	FLINK_PLUGINS_DIR="$PLUGINS" FLINK_CONF_DIR="$CONF_DIR" \
 		spawn flink "$JAVA" $FLINK_HEAP -XX:+UseG1GC -Djava.awt.headless=true \
 		-Dlog4j2.configurationFile="$LOG4J_CONF" -Djava.net.preferIPv4Stack=true \
-		-cp "$SDF_CP$PATCH_DIR:$LIBS/*" JobServerMain \
-		--flink-master='[local]' --flink-conf-dir="$CONF_DIR" \
-		--job-host="$FLINK_HOST" --job-port="$JOB_PORT" --artifact-port="$ARTIFACT_PORT" \
-		--expansion-port=-1 --artifacts-dir="$ARTIFACTS_DIR"
-	wait_until flink "$START_TIMEOUT" "the job service on $FLINK_HOST:$JOB_PORT" ready
-	log "ready at $FLINK_HOST:$JOB_PORT (pid $(pid_of flink))"
+		-cp "$SDF_CP$PATCH_JAR:$LIBS/*" JobServerMain \
+		--flink-master="$FLINK_MASTER" --flink-conf-dir="$CONF_DIR" \
+		--job-host="$JOB_HOST" --job-port="$JOB_PORT" --artifact-port="$ARTIFACT_PORT" \
+		--expansion-port=-1 --artifacts-dir="$ARTIFACTS_DIR" --clean-artifacts-per-job=true
+	wait_until flink "$START_TIMEOUT" "the job service on $JOB_HOST:$JOB_PORT" ready
+	log "ready at $JOB_HOST:$JOB_PORT (pid $(pid_of flink))"
 }
 
 stop() { stop_pid flink 30; }
 
 status() {
 	if is_running flink && ready; then
-		echo "flink: running (pid $(pid_of flink)) at $FLINK_HOST:$JOB_PORT, Beam $BEAM_VERSION, Flink $FLINK_VERSION, checkpoints in $(sed -n 's/^state.checkpoints.dir: //p' "$CONF_DIR/flink-conf.yaml" 2>/dev/null)"
+		echo "flink: running (pid $(pid_of flink)) at $JOB_HOST:$JOB_PORT, Beam $BEAM_VERSION, Flink $FLINK_VERSION, master $(cat "$HOME_DIR/master" 2>/dev/null), checkpoints in $(sed -n 's/^state.checkpoints.dir: //p' "$CONF_DIR/flink-conf.yaml" 2>/dev/null)"
 		return 0
 	elif is_running flink; then
-		echo "flink: process $(pid_of flink) alive but $FLINK_HOST:$JOB_PORT does not answer"
+		echo "flink: process $(pid_of flink) alive but $JOB_HOST:$JOB_PORT does not answer"
 		return 1
 	fi
 	echo "flink: stopped"
@@ -217,7 +244,7 @@ status() {
 
 print_env() {
 	cat <<EOF
-export HAADE_FLINK_ENDPOINT=$FLINK_HOST:$JOB_PORT
+export HAADE_FLINK_ENDPOINT=$JOB_HOST:$JOB_PORT
 export HAADE_FLINK_CHECKPOINT_DIR=$CHECKPOINT_DIR
 export HAADE_FLINK_CHECKPOINT_INTERVAL=$CHECKPOINT_INTERVAL
 EOF

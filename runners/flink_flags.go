@@ -1,0 +1,31 @@
+package runners
+
+import (
+	"flag"
+	"time"
+)
+
+// Flags of --runner=flink. Like Beam's own (--endpoint, --async,
+// --parallelism, --job_name), they are defined on flag.CommandLine, so
+// NewFlagSet gives them to every pipeline and HAADE_<FLAG> sets them.
+var (
+	// FlinkRESTFlag is the JobManager's REST API. When set, submission asks it
+	// whether the job already runs, --async waits on it, and a stop cancels
+	// the Flink job through it: Beam's job server cannot (FlinkREST).
+	FlinkRESTFlag = flag.String("flink-rest", "", "Flink's REST API, e.g. http://flink-jobmanager:8081: idempotent submission, --async, and stops that really stop the Flink job (--runner=flink)")
+	// ReplaceFlag cancels a running Flink job of the same name, then submits.
+	ReplaceFlag = flag.Bool("replace", false, "with --flink-rest: cancel a running Flink job of this pipeline's name, then submit (default: say it runs and exit 0)")
+	// CancelFlag cancels the running Flink job of this pipeline and exits:
+	// the stop of a job submitted with --async.
+	CancelFlag = flag.Bool("cancel", false, "with --runner=flink --flink-rest: cancel the running Flink job of this pipeline's name (waiting until Flink has stopped it) instead of submitting")
+	// MaxBundleTimeFlag is Beam's max_bundle_time_mills for Flink: how long a
+	// bundle may last. Flink's default (1 s) leaves each Kafka partition
+	// reading a fraction of the time (testing/services/FLINK.md).
+	MaxBundleTimeFlag = flag.Duration("flink-max-bundle-time", DefaultMaxBundleTime, "longest bundle on Flink (Beam's max_bundle_time_mills)")
+	// AsyncWaitFlag bounds how long --async waits for the job to run.
+	AsyncWaitFlag = flag.Duration("async-wait", 5*time.Minute, "with --async: how long to wait for the Flink job to be RUNNING")
+)
+
+// DefaultMaxBundleTime is --flink-max-bundle-time's default (measured in
+// testing/services/FLINK.md).
+const DefaultMaxBundleTime = 250 * time.Millisecond

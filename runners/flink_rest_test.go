@@ -1,0 +1,98 @@
+package runners
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeJobManager answers the three calls FlinkREST makes, as Flink 1.19's
+// REST API does (GET /jobs/overview, GET /jobs/:id, PATCH /jobs/:id?mode=cancel);
+// a cancelled job turns CANCELLING, then CANCELED on the next read.
+type fakeJobManager struct {
+	mu   sync.Mutex
+	jobs []FlinkJob
+}
+
+func (f *fakeJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/jobs/overview":
+		_ = json.NewEncoder(w).Encode(map[string]any{"jobs": f.jobs})
+	case strings.HasPrefix(r.URL.Path, "/jobs/"):
+		id := strings.TrimPrefix(r.URL.Path, "/jobs/")
+		for i := range f.jobs {
+			j := &f.jobs[i]
+			if j.ID != id {
+				continue
+			}
+			switch {
+			case r.Method == http.MethodPatch && r.URL.Query().Get("mode") == "cancel":
+				j.State = "CANCELLING"
+				w.WriteHeader(http.StatusAccepted)
+				_, _ = w.Write([]byte("{}"))
+			case r.Method == http.MethodGet:
+				_ = json.NewEncoder(w).Encode(j)
+				if j.State == "CANCELLING" {
+					j.State = "CANCELED"
+				}
+			}
+			return
+		}
+		http.Error(w, `{"errors":["Job could not be found."]}`, http.StatusNotFound)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func TestFlinkRESTActiveJobsAndCancel(t *testing.T) {
+	jm := &fakeJobManager{jobs: []FlinkJob{
+		{ID: "a1", Name: "bronze", State: "RUNNING"},
+		{ID: "a0", Name: "bronze", State: "CANCELED"},
+		{ID: "b1", Name: "silver", State: "RUNNING"},
+	}}
+	srv := httptest.NewServer(jm)
+	defer srv.Close()
+	ctx := context.Background()
+
+	r, err := NewFlinkREST(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.ActiveJobs(ctx, "bronze")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]FlinkJob{{ID: "a1", Name: "bronze", State: "RUNNING"}}, got); diff != "" {
+		t.Errorf("active bronze jobs (-want +got):\n%s", diff)
+	}
+	cancelled, err := CancelFlinkJobs(ctx, srv.URL, "bronze")
+	if err != nil || len(cancelled) != 1 {
+		t.Fatalf("CancelFlinkJobs = %v, %v; want the one running job", cancelled, err)
+	}
+	if got, _ := r.ActiveJobs(ctx, "bronze"); len(got) != 0 {
+		t.Errorf("after the cancel: %v still active", got)
+	}
+	if got, _ := r.ActiveJobs(ctx, "silver"); len(got) != 1 {
+		t.Errorf("the cancel touched another pipeline's job: %v", got)
+	}
+	if _, err := r.WaitRunning(ctx, "bronze", 100*time.Millisecond); err == nil {
+		t.Error("WaitRunning on a cancelled job: want an error after the wait")
+	}
+}
+
+func TestNewFlinkRESTNamesTheFlag(t *testing.T) {
+	for _, bad := range []string{"127.0.0.1:8081", "ftp://x", "http://"} {
+		if _, err := NewFlinkREST(bad); err == nil || !strings.Contains(err.Error(), "--flink-rest") {
+			t.Errorf("NewFlinkREST(%q) = %v, want an error naming --flink-rest", bad, err)
+		}
+	}
+}
