@@ -82,7 +82,7 @@ func ParseExports(out string) map[string]string {
 // by the client's default partitioner (each has a distinct key).
 func Produce(ctx context.Context, opts []kgo.Opt, topic string, n int, value func(i int) []byte) ([]Key, error) {
 	cl, err := kgo.NewClient(append(opts, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond),
-		kgo.RecordRetries(20), kgo.ProducerBatchMaxBytes(16<<20), kgo.MaxBufferedRecords(10000))...)
+		kgo.RecordRetries(20), kgo.ProducerBatchMaxBytes(1_000_000), kgo.MaxBufferedRecords(10000))...)
 	if err != nil {
 		return nil, err
 	}
