@@ -14,8 +14,21 @@
 #   kafka.sh console-consumer ARGS...     kafka-console-consumer.sh (bootstrap server filled in)
 #   kafka.sh run-class CLASS ARGS...      any class on Kafka's class path
 #   kafka.sh reset                        stop and delete the data dir
+#   kafka.sh secure-env                   (KAFKA_SECURE=1) print export lines for the SASL_SSL
+#                                         listener: bootstrap, CA file, users and passwords
 #
 # Broker 127.0.0.1:9092, controller 127.0.0.1:9093, plaintext, no authentication.
+#
+# KAFKA_SECURE=1 adds, on every start, a SASL_SSL listener on 127.0.0.1:${KAFKA_SECURE_PORT:-9094}:
+# TLS with a certificate for 127.0.0.1 signed by a CA made here (openssl, into
+# $HAADE_RUN/kafka/tls; clients trust ca.pem or truststore.p12), SCRAM-SHA-512 logins, and
+# Kafka's StandardAuthorizer with allow.everyone.if.no.acl.found=false. Two SCRAM users:
+#   admin         a super user
+#   haade-bronze  Read+Describe on topic fintech.debt.raw and Read on the consumer groups
+#                 whose names start with "bronze" (bronze's pipeline id), nothing else
+# The PLAINTEXT and CONTROLLER listeners stay as they are for the other tests: their
+# unauthenticated principal (User:ANONYMOUS) is a super user, so only the SASL_SSL listener is
+# least privilege. Without KAFKA_SECURE nothing changes.
 set -euo pipefail
 SERVICE=kafka
 # shellcheck source=lib.sh
@@ -30,6 +43,13 @@ KAFKA_HEAP="${KAFKA_HEAP:--Xmx512m -Xms128m}"
 DEFAULT_TOPIC=fintech.debt.raw
 DEFAULT_PARTITIONS=8
 START_TIMEOUT="${KAFKA_START_TIMEOUT:-120}"
+KAFKA_SECURE="${KAFKA_SECURE:-0}"
+SECURE_PORT="${KAFKA_SECURE_PORT:-9094}"
+ADMIN_USER=admin
+ADMIN_PASSWORD="${KAFKA_ADMIN_PASSWORD:-haade-admin-secret}"
+BRONZE_USER=haade-bronze
+BRONZE_PASSWORD="${KAFKA_BRONZE_PASSWORD:-haade-bronze-secret}"
+BRONZE_GROUP_PREFIX="${KAFKA_BRONZE_GROUP_PREFIX:-bronze}"
 
 LIBS="$HAADE_CACHE/kafka/$KAFKA_VERSION/libs"
 HOME_DIR="$HAADE_RUN/kafka"
@@ -38,6 +58,11 @@ CONF="$HOME_DIR/server.properties"
 LOG4J_CONF="$HOME_DIR/log4j2.properties"
 TOOLS_LOG4J_CONF="$HOME_DIR/tools-log4j2.properties"
 BOOTSTRAP="$KAFKA_HOST:$KAFKA_PORT"
+SECURE_BOOTSTRAP="$KAFKA_HOST:$SECURE_PORT"
+TLS_DIR="$HOME_DIR/tls"
+STORE_PASSWORD="${KAFKA_STORE_PASSWORD:-haade-store-secret}"
+ADMIN_CLIENT_CONF="$TLS_DIR/admin-client.properties"
+BRONZE_CLIENT_CONF="$TLS_DIR/bronze-client.properties"
 JAVA="${JAVA:-java}"
 
 fetch_jars() {
@@ -93,6 +118,7 @@ num.network.threads=2
 num.io.threads=4
 log.retention.hours=168
 EOF
+	if secure; then write_secure_config; fi
 	# Log4j 2, properties format: INFO to the service log (stdout is redirected there).
 	cat >"$LOG4J_CONF" <<'EOF'
 status = warn
@@ -125,6 +151,124 @@ rootLogger.appenderRef.err.ref = err
 EOF
 }
 
+secure() { [[ "$KAFKA_SECURE" == 1 ]]; }
+
+# make_tls: a CA and a broker certificate for 127.0.0.1 and localhost, once per $HAADE_RUN;
+# ca.pem for Go and kcat clients, truststore.p12 for Java ones, broker.p12 for the broker.
+make_tls() {
+	[[ -s "$TLS_DIR/broker.p12" && -s "$TLS_DIR/truststore.p12" ]] && return 0
+	command -v openssl >/dev/null || die "openssl is not installed (apt-get install -y openssl)"
+	command -v keytool >/dev/null || die "keytool is not installed (it comes with the JDK)"
+	log "making a test CA and a broker certificate in $TLS_DIR"
+	rm -rf "$TLS_DIR"
+	mkdir -p "$TLS_DIR"
+	local lf="$LOG_DIR/kafka-tls.log"
+	{
+		openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -subj "/CN=haade test CA" \
+			-keyout "$TLS_DIR/ca.key" -out "$TLS_DIR/ca.pem" &&
+			openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=127.0.0.1" \
+				-keyout "$TLS_DIR/broker.key" -out "$TLS_DIR/broker.csr" &&
+			printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' >"$TLS_DIR/broker.ext" &&
+			openssl x509 -req -sha256 -days 3650 -in "$TLS_DIR/broker.csr" -CA "$TLS_DIR/ca.pem" -CAkey "$TLS_DIR/ca.key" \
+				-CAcreateserial -extfile "$TLS_DIR/broker.ext" -out "$TLS_DIR/broker.pem" &&
+			openssl pkcs12 -export -name broker -in "$TLS_DIR/broker.pem" -inkey "$TLS_DIR/broker.key" \
+				-certfile "$TLS_DIR/ca.pem" -passout "pass:$STORE_PASSWORD" -out "$TLS_DIR/broker.p12" &&
+			keytool -importcert -noprompt -alias haade-ca -file "$TLS_DIR/ca.pem" -storetype PKCS12 \
+				-keystore "$TLS_DIR/truststore.p12" -storepass "$STORE_PASSWORD"
+	} >"$lf" 2>&1 || { tail_log "$lf"; rm -rf "$TLS_DIR"; die "making the TLS files failed"; }
+	chmod 600 "$TLS_DIR"/*.key "$TLS_DIR"/*.p12
+}
+
+# client_conf FILE USER PASSWORD: a Java client's properties for the SASL_SSL listener.
+client_conf() {
+	cat >"$1" <<EOF
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$2" password="$3";
+ssl.truststore.location=$TLS_DIR/truststore.p12
+ssl.truststore.type=PKCS12
+ssl.truststore.password=$STORE_PASSWORD
+EOF
+	chmod 600 "$1"
+}
+
+write_secure_config() {
+	make_tls
+	client_conf "$ADMIN_CLIENT_CONF" "$ADMIN_USER" "$ADMIN_PASSWORD"
+	client_conf "$BRONZE_CLIENT_CONF" "$BRONZE_USER" "$BRONZE_PASSWORD"
+	# Later keys win in Java properties: these replace the plaintext-only lines above.
+	cat >>"$CONF" <<EOF
+
+# KAFKA_SECURE=1: a SASL_SSL listener with SCRAM-SHA-512 and ACLs.
+listeners=PLAINTEXT://$KAFKA_HOST:$KAFKA_PORT,CONTROLLER://$KAFKA_HOST:$CONTROLLER_PORT,SASL_SSL://$KAFKA_HOST:$SECURE_PORT
+advertised.listeners=PLAINTEXT://$KAFKA_HOST:$KAFKA_PORT,SASL_SSL://$KAFKA_HOST:$SECURE_PORT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_ssl.sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$TLS_DIR/broker.p12
+ssl.keystore.password=$STORE_PASSWORD
+ssl.key.password=$STORE_PASSWORD
+ssl.client.auth=none
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=false
+super.users=User:ANONYMOUS;User:$ADMIN_USER
+EOF
+}
+
+# secure_ready: the admin user logs in over SASL_SSL and lists topics.
+secure_ready() {
+	run_class org.apache.kafka.tools.TopicCommand --bootstrap-server "$SECURE_BOOTSTRAP" \
+		--command-config "$ADMIN_CLIENT_CONF" --list
+}
+
+# make_users_and_acls: the SCRAM users and haade-bronze's ACLs, idempotent, through the
+# plaintext listener (whose principal is a super user).
+make_users_and_acls() {
+	local lf="$LOG_DIR/kafka-acls.log" u p
+	: >"$lf"
+	for u in "$ADMIN_USER" "$BRONZE_USER"; do
+		p="$ADMIN_PASSWORD"
+		[[ "$u" == "$BRONZE_USER" ]] && p="$BRONZE_PASSWORD"
+		run_class kafka.admin.ConfigCommand --bootstrap-server "$BOOTSTRAP" --alter --entity-type users \
+			--entity-name "$u" --add-config "SCRAM-SHA-512=[iterations=8192,password=$p]" >>"$lf" 2>&1 ||
+			{ tail_log "$lf"; die "could not create the SCRAM user $u"; }
+	done
+	run_class org.apache.kafka.tools.AclCommand --bootstrap-server "$BOOTSTRAP" --add \
+		--allow-principal "User:$BRONZE_USER" --operation Read --operation Describe \
+		--topic "$DEFAULT_TOPIC" >>"$lf" 2>&1 || { tail_log "$lf"; die "could not add the topic ACLs of $BRONZE_USER"; }
+	run_class org.apache.kafka.tools.AclCommand --bootstrap-server "$BOOTSTRAP" --add \
+		--allow-principal "User:$BRONZE_USER" --operation Read \
+		--group "$BRONZE_GROUP_PREFIX" --resource-pattern-type prefixed >>"$lf" 2>&1 ||
+		{ tail_log "$lf"; die "could not add the group ACL of $BRONZE_USER"; }
+	log "SASL_SSL on $SECURE_BOOTSTRAP: users $ADMIN_USER (super user) and $BRONZE_USER (read $DEFAULT_TOPIC, groups $BRONZE_GROUP_PREFIX*)"
+}
+
+start_secure() {
+	secure || return 0
+	grep -q "SASL_SSL://" "$CONF" 2>/dev/null ||
+		die "Kafka is running without its SASL_SSL listener: run kafka.sh restart with KAFKA_SECURE=1"
+	make_users_and_acls
+	wait_until kafka "$START_TIMEOUT" "a SASL_SSL login as $ADMIN_USER on $SECURE_BOOTSTRAP" secure_ready
+}
+
+print_secure_env() {
+	secure || die "secure-env needs KAFKA_SECURE=1"
+	[[ -s "$TLS_DIR/ca.pem" ]] || die "no $TLS_DIR/ca.pem yet: run KAFKA_SECURE=1 kafka.sh start"
+	cat <<EOF
+export KAFKA_SECURE_BOOTSTRAP=$SECURE_BOOTSTRAP
+export KAFKA_SECURE_CA=$TLS_DIR/ca.pem
+export KAFKA_SECURE_TRUSTSTORE=$TLS_DIR/truststore.p12
+export KAFKA_ADMIN_USER=$ADMIN_USER
+export KAFKA_ADMIN_PASSWORD=$ADMIN_PASSWORD
+export KAFKA_ADMIN_CLIENT_CONF=$ADMIN_CLIENT_CONF
+export KAFKA_BRONZE_USER=$BRONZE_USER
+export KAFKA_BRONZE_PASSWORD=$BRONZE_PASSWORD
+export KAFKA_BRONZE_CLIENT_CONF=$BRONZE_CLIENT_CONF
+EOF
+}
+
 format_storage() {
 	[[ -f "$DATA_DIR/meta.properties" ]] && return 0
 	local id_file="$HOME_DIR/cluster.id" id
@@ -149,10 +293,12 @@ start() {
 		wait_until kafka "$START_TIMEOUT" "a metadata request to $BOOTSTRAP" ready
 		log "already running (pid $(pid_of kafka)) at $BOOTSTRAP"
 		create_topic "$DEFAULT_TOPIC" "$DEFAULT_PARTITIONS"
+		start_secure
 		return 0
 	fi
 	ensure_port_free kafka "$KAFKA_HOST" "$KAFKA_PORT"
 	ensure_port_free kafka "$KAFKA_HOST" "$CONTROLLER_PORT"
+	if secure; then ensure_port_free kafka "$KAFKA_HOST" "$SECURE_PORT"; fi
 	write_config
 	format_storage
 	log "starting Kafka $KAFKA_VERSION on $BOOTSTRAP (controller :$CONTROLLER_PORT), data in $DATA_DIR"
@@ -163,6 +309,7 @@ start() {
 	wait_for_port kafka "$KAFKA_HOST" "$KAFKA_PORT" "$START_TIMEOUT"
 	wait_until kafka "$START_TIMEOUT" "a metadata request to $BOOTSTRAP" ready
 	create_topic "$DEFAULT_TOPIC" "$DEFAULT_PARTITIONS"
+	start_secure
 	log "ready at $BOOTSTRAP (pid $(pid_of kafka))"
 }
 
@@ -218,5 +365,6 @@ console-producer) need_libs; run_class org.apache.kafka.tools.ConsoleProducer --
 console-consumer) need_libs; run_class org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$BOOTSTRAP" "$@" ;;
 run-class) need_libs; run_class "$@" ;;
 reset) stop; log "deleting $HOME_DIR"; rm -rf "$HOME_DIR" ;;
-*) echo "usage: $0 install|start|stop|restart|status|create-topic NAME PARTITIONS|topics|console-producer|console-consumer|run-class CLASS|reset" >&2; exit 2 ;;
+secure-env) print_secure_env ;;
+*) echo "usage: $0 install|start|stop|restart|status|create-topic NAME PARTITIONS|topics|console-producer|console-consumer|run-class CLASS|reset|secure-env" >&2; exit 2 ;;
 esac

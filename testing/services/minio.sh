@@ -8,6 +8,10 @@
 #   minio.sh status    running or not (exit 0 when running and healthy, 3 when stopped)
 #   minio.sh restart   stop, then start
 #   minio.sh env       print export lines for the AWS_* variables and the endpoint
+#   minio.sh pipeline-env  the same for the pipeline user: `start` makes user haade-pipeline
+#                      (secret haade-pipeline-secret) whose only policy, haade-warehouse-rw,
+#                      allows listing the bucket `warehouse` and getting, putting and deleting
+#                      its objects; nothing on any other bucket, no admin API
 #
 # MinIO is AGPLv3: it is only ever run as its own process, never imported.
 set -euo pipefail
@@ -24,6 +28,8 @@ MINIO_CONSOLE_PORT="${MINIO_CONSOLE_PORT:-9001}"
 MINIO_USER=minioadmin
 MINIO_PASSWORD=minioadmin
 MINIO_BUCKET="${MINIO_BUCKET:-warehouse}"
+PIPELINE_USER="${MINIO_PIPELINE_USER:-haade-pipeline}"
+PIPELINE_SECRET="${MINIO_PIPELINE_SECRET:-haade-pipeline-secret}"
 START_TIMEOUT="${MINIO_START_TIMEOUT:-60}"
 
 MINIO_BIN_DIR="$HAADE_CACHE/minio/$MINIO_VERSION/bin"
@@ -98,8 +104,9 @@ start() {
 
 make_bucket() {
 	AWS_ACCESS_KEY_ID="$MINIO_USER" AWS_SECRET_ACCESS_KEY="$MINIO_PASSWORD" AWS_REGION=us-east-1 \
-		"$MKBUCKET_BIN" --s3-endpoint "$ENDPOINT" --bucket "$MINIO_BUCKET" --timeout 30s ||
-		fail_with_log "$(log_file minio)" "could not create bucket $MINIO_BUCKET"
+		PIPELINE_SECRET_ACCESS_KEY="$PIPELINE_SECRET" \
+		"$MKBUCKET_BIN" --s3-endpoint "$ENDPOINT" --bucket "$MINIO_BUCKET" --timeout 30s --user "$PIPELINE_USER" ||
+		fail_with_log "$(log_file minio)" "could not create bucket $MINIO_BUCKET and user $PIPELINE_USER"
 }
 
 stop() { stop_pid minio 30; }
@@ -125,6 +132,15 @@ export HAADE_S3_ENDPOINT=$ENDPOINT
 EOF
 }
 
+print_pipeline_env() {
+	cat <<EOF
+export AWS_ACCESS_KEY_ID=$PIPELINE_USER
+export AWS_SECRET_ACCESS_KEY=$PIPELINE_SECRET
+export AWS_REGION=us-east-1
+export HAADE_S3_ENDPOINT=$ENDPOINT
+EOF
+}
+
 case "${1:-}" in
 install) install ;;
 start) with_lock minio-service start ;;
@@ -132,5 +148,6 @@ stop) with_lock minio-service stop ;;
 status) status ;;
 restart) with_lock minio-service stop; with_lock minio-service start ;;
 env) print_env ;;
-*) echo "usage: $0 install|start|stop|status|restart|env" >&2; exit 2 ;;
+pipeline-env) print_pipeline_env ;;
+*) echo "usage: $0 install|start|stop|status|restart|env|pipeline-env" >&2; exit 2 ;;
 esac

@@ -9,8 +9,18 @@
 #   postgres.sh restart   stop, then start
 #   postgres.sh status    exit 0 when running and answering, 3 when stopped
 #   postgres.sh env       print export lines: HAADE_PG_PORT, HAADE_PG_URL, HAADE_PG_JDBC
+#   postgres.sh bronze-env  print HAADE_PG_BRONZE_URL: the least-privilege catalog role below
 #   postgres.sh psql ARGS run psql as haade on database lakehouse
 #   postgres.sh reset     stop and delete the cluster
+#
+# `start` also makes a least-privilege role for bronze: haade_bronze (password
+# haade-catalog-secret), no superuser, no CREATEDB or CREATEROLE, that may connect only to the
+# database lakehouse_bronze (owned by postgres; PUBLIC may no longer connect to lakehouse either).
+# There it has nothing on schema public, USAGE and CREATE on the schema haade_bronze (owned by
+# postgres; first on the role's default search_path "$user", public), and owns the catalog's two
+# tables in it, made in Iceberg JdbcCatalog's layout (V1): iceberg_tables and
+# iceberg_namespace_properties. (The SQL catalog runs CREATE TABLE IF NOT EXISTS at open, which
+# PostgreSQL refuses without CREATE on the schema even when the table exists.)
 #
 # It runs its own cluster, never Debian's default one (/etc/postgresql/...). If something else
 # already holds the port, start says so; pick another with HAADE_PG_PORT=5433.
@@ -26,6 +36,9 @@ PG_USER=haade
 PG_PASSWORD=haade
 PG_DB=lakehouse
 START_TIMEOUT="${PG_START_TIMEOUT:-60}"
+BRONZE_ROLE=haade_bronze
+BRONZE_PASSWORD="${HAADE_PG_BRONZE_PASSWORD:-haade-catalog-secret}"
+BRONZE_DB=lakehouse_bronze
 
 PG_BIN="/usr/lib/postgresql/$PG_MAJOR/bin"
 PG_HOME="$HAADE_RUN/postgres"
@@ -34,6 +47,7 @@ SOCK_DIR="$PG_HOME/sock"
 PG_LOG="$(log_file postgres)"
 URL="postgres://$PG_USER:$PG_PASSWORD@$PG_HOST:$PG_PORT/$PG_DB?sslmode=disable"
 JDBC="jdbc:postgresql://$PG_HOST:$PG_PORT/$PG_DB?user=$PG_USER&password=$PG_PASSWORD"
+BRONZE_URL="postgres://$BRONZE_ROLE:$BRONZE_PASSWORD@$PG_HOST:$PG_PORT/$BRONZE_DB?sslmode=disable"
 
 # as_pg CMD...: PostgreSQL refuses to run as root, so root runs it as the postgres user.
 as_pg() {
@@ -130,6 +144,49 @@ SELECT 'CREATE DATABASE $PG_DB OWNER $PG_USER' WHERE NOT EXISTS (SELECT FROM pg_
 EOF
 }
 
+# make_bronze_role: the least-privilege catalog role and its database, idempotent.
+make_bronze_role() {
+	superuser_sql <<EOF >>"$PG_LOG" 2>&1 || fail_with_log "$PG_LOG" "creating role $BRONZE_ROLE and database $BRONZE_DB failed"
+DO \$\$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$BRONZE_ROLE') THEN
+    CREATE ROLE $BRONZE_ROLE LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '$BRONZE_PASSWORD';
+  ELSE
+    ALTER ROLE $BRONZE_ROLE LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '$BRONZE_PASSWORD';
+  END IF;
+END
+\$\$;
+SELECT 'CREATE DATABASE $BRONZE_DB OWNER postgres' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$BRONZE_DB')
+\gexec
+REVOKE ALL ON DATABASE $BRONZE_DB FROM PUBLIC;
+GRANT CONNECT ON DATABASE $BRONZE_DB TO $BRONZE_ROLE;
+REVOKE CONNECT, TEMPORARY ON DATABASE $PG_DB FROM PUBLIC;
+\connect $BRONZE_DB
+REVOKE ALL ON SCHEMA public FROM PUBLIC;
+CREATE SCHEMA IF NOT EXISTS $BRONZE_ROLE AUTHORIZATION postgres;
+GRANT USAGE, CREATE ON SCHEMA $BRONZE_ROLE TO $BRONZE_ROLE;
+SET search_path = $BRONZE_ROLE;
+CREATE TABLE IF NOT EXISTS iceberg_tables (
+  catalog_name VARCHAR(255) NOT NULL,
+  table_namespace VARCHAR(255) NOT NULL,
+  table_name VARCHAR(255) NOT NULL,
+  metadata_location VARCHAR(1000),
+  previous_metadata_location VARCHAR(1000),
+  iceberg_type VARCHAR(5),
+  PRIMARY KEY (catalog_name, table_namespace, table_name)
+);
+CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
+  catalog_name VARCHAR(255) NOT NULL,
+  namespace VARCHAR(255) NOT NULL,
+  property_key VARCHAR(255) NOT NULL,
+  property_value VARCHAR(1000),
+  PRIMARY KEY (catalog_name, namespace, property_key)
+);
+ALTER TABLE iceberg_tables OWNER TO $BRONZE_ROLE;
+ALTER TABLE iceberg_namespace_properties OWNER TO $BRONZE_ROLE;
+EOF
+}
+
 haade_query() {
 	PGPASSWORD="$PG_PASSWORD" psql -X -q -A -t -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DB" -c "$1"
 }
@@ -142,6 +199,7 @@ start() {
 		echo "$pid" >"$(pid_file postgres)"
 		wait_until postgres "$START_TIMEOUT" "pg_isready on $PG_HOST:$PG_PORT" pg_ready
 		make_role_and_db
+		make_bronze_role
 		log "already running (pid $pid) at $PG_HOST:$PG_PORT"
 		return 0
 	fi
@@ -156,6 +214,7 @@ start() {
 	postmaster_pid >"$(pid_file postgres)" || fail_with_log "$PG_LOG" "PostgreSQL started but has no postmaster.pid"
 	wait_until postgres "$START_TIMEOUT" "pg_isready on $PG_HOST:$PG_PORT" pg_ready
 	make_role_and_db
+	make_bronze_role
 	wait_until postgres 30 "a query as $PG_USER on $PG_DB" haade_query "SELECT 1"
 	log "ready at $PG_HOST:$PG_PORT (pid $(pid_of postgres)); $URL"
 }
@@ -194,6 +253,10 @@ export HAADE_PG_JDBC='$JDBC'
 EOF
 }
 
+print_bronze_env() {
+	echo "export HAADE_PG_BRONZE_URL='$BRONZE_URL'"
+}
+
 cmd="${1:-}"
 [[ $# -gt 0 ]] && shift
 case "$cmd" in
@@ -203,7 +266,8 @@ stop) with_lock postgres-service stop ;;
 restart) with_lock postgres-service stop; with_lock postgres-service start ;;
 status) status ;;
 env) print_env ;;
+bronze-env) print_bronze_env ;;
 psql) PGPASSWORD="$PG_PASSWORD" exec psql -X -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DB" "$@" ;;
 reset) stop; log "deleting $PG_HOME"; rm -rf "$PG_HOME" ;;
-*) echo "usage: $0 install|start|stop|restart|status|env|psql ARGS|reset" >&2; exit 2 ;;
+*) echo "usage: $0 install|start|stop|restart|status|env|bronze-env|psql ARGS|reset" >&2; exit 2 ;;
 esac
