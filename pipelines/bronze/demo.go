@@ -66,6 +66,6 @@ func printSummary(ctx context.Context, out io.Writer, cfg Config, pl *plan, took
 		fmt.Fprintf(out, "%-32s %8d rows  %3d snapshots  %4d data files  %s\n", ident, st.Rows, st.Snapshots, st.DataFiles, st.Location)
 	}
 	wh, _ := cfg.Catalog.WarehouseURL()
-	fmt.Fprintf(out, "catalog %q (%s %s), warehouse %s\n", cfg.Catalog.Name, cfg.Catalog.Type, cfg.Catalog.URI, wh)
+	fmt.Fprintf(out, "catalog %q (%s %s), warehouse %s\n", cfg.Catalog.Name, cfg.Catalog.Type, icebergio.RedactURI(cfg.Catalog.URI), wh)
 	return nil
 }

@@ -109,7 +109,7 @@ func (c Config) validate() error {
 	}
 	// Last, as it looks at the file system: maintenance never creates a catalog.
 	if err := c.Catalog.CheckExists(); err != nil {
-		return fmt.Errorf("--catalog-uri=%s: %v", c.Catalog.URI, err)
+		return fmt.Errorf("--catalog-uri=%s: %v", icebergio.RedactURI(c.Catalog.URI), err)
 	}
 	if _, err := c.Catalog.Properties(); err != nil {
 		return fmt.Errorf("--catalog-uri: %v", err)

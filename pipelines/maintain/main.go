@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/haade/haade/io/icebergio"
 	"io"
 	"log/slog"
 	"os"
@@ -39,7 +40,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cancel()
 	cat, err := cfg.Catalog.Open(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "maintain: --catalog-uri=%s: %v\n", cfg.Catalog.URI, err)
+		fmt.Fprintf(stderr, "maintain: --catalog-uri=%s: %v\n", icebergio.RedactURI(cfg.Catalog.URI), err)
 		return 2
 	}
 	defer closeCatalog(cat)

@@ -93,7 +93,7 @@ func (c Config) validate() error {
 	}
 	// Last, as it looks at the file system: query never creates a catalog.
 	if err := c.Catalog.CheckExists(); err != nil {
-		return fmt.Errorf("--catalog-uri=%s: %v (run `go run ./pipelines/bronze --runner=direct` to make one)", c.Catalog.URI, err)
+		return fmt.Errorf("--catalog-uri=%s: %v (run `go run ./pipelines/bronze --runner=direct` to make one)", icebergio.RedactURI(c.Catalog.URI), err)
 	}
 	if _, err := c.Catalog.Properties(); err != nil {
 		return fmt.Errorf("--catalog-uri: %v", err)
