@@ -177,6 +177,11 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 		switch {
 		case st == windowDuplicate:
 			res.Outcome = "duplicate"
+		case len(w.Files) == 0 && w.Rows > 0:
+			// Rows without a data file: the writers lost them (a write
+			// that failed without an error). Advancing the offsets would
+			// lose them for good; refuse, loudly.
+			return append([]WindowFiles{w}, pending...), running, done, fmt.Errorf("%w: window %s of %s has %d rows but no data file", ErrLostRows, w.end().Format(time.RFC3339), c.ident, w.Rows)
 		case len(w.Files) == 0:
 			running = advance(running, w)
 			res.Outcome = "empty"

@@ -369,3 +369,26 @@ func TestWriterDropsCommittedRows(t *testing.T) {
 		}
 	}
 }
+
+// A window whose rows reached the committer without data files is refused:
+// advancing its offsets would lose the rows in silence.
+func TestCommitterRefusesRowsWithoutFiles(t *testing.T) {
+	ctx := context.Background()
+	sink, cat := testTable(t, "lost")
+	w1 := writeWindow(t, sink, 1, batch(1, 0, 0, 3))
+	w1.Files = [][]byte{}
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, nil)
+	pending, running, _, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil)
+	if !errors.Is(err, icebergio.ErrLostRows) {
+		t.Fatalf("Process(rows without files) = %v, want ErrLostRows", err)
+	}
+	if len(pending) != 1 {
+		t.Errorf("%d windows still pending, want the refused one", len(pending))
+	}
+	if _, ok := running.Next(topic, 0); ok {
+		t.Errorf("running offsets advanced past lost rows: %v", running)
+	}
+	if n := len(icebergtest.Snapshots(t, cat, sink.Table.Ident)); n != 0 {
+		t.Errorf("%d snapshots, want none", n)
+	}
+}

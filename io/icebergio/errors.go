@@ -20,6 +20,10 @@ var (
 	// never a transient condition.
 	ErrOffsetsOverlap = errors.New("icebergio: window overlaps committed offsets")
 
+	// ErrLostRows is returned when rows reach the committer without the
+	// data files that hold them: their offsets are never committed.
+	ErrLostRows = errors.New("icebergio: rows without data files")
+
 	// ErrBadSummary is returned when a snapshot's haade summary cannot be decoded.
 	ErrBadSummary = errors.New("icebergio: bad snapshot summary")
 )

@@ -175,6 +175,11 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, Fi
 			if err != nil {
 				return err
 			}
+			if len(files) == 0 {
+				// Never emit these rows' ranges without their files: the
+				// committer would advance past rows no file holds.
+				return fmt.Errorf("%w: icebergio.Write %s: %d rows made no data file", ErrLostRows, f.Ident, buf.rows)
+			}
 			rowsWritten.WithLabelValues(f.Ident).Add(float64(buf.rows))
 			filesWritten.WithLabelValues(f.Ident).Add(float64(len(files)))
 			for _, df := range files {
