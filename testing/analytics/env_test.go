@@ -161,12 +161,15 @@ func (l *lake) tables() []string {
 	return []string{l.bronze, l.dlq, l.silver, l.rejects, l.daily, l.terms}
 }
 
-func (l *lake) purge() {
+func (l *lake) purge() { purgeTables(l.t, l.tables()...) }
+
+// purgeTables drops tables, files and all; missing ones are fine.
+func purgeTables(t *testing.T, idents ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cat, err := catalogConfig().Open(ctx)
 	if err != nil {
-		l.t.Logf("purge: %v", err)
+		t.Logf("purge: %v", err)
 		return
 	}
 	defer func() {
@@ -174,8 +177,8 @@ func (l *lake) purge() {
 			_ = c.Close()
 		}
 	}()
-	if err := icebergtest.Purge(ctx, cat, s3Endpoint, l.tables()...); err != nil {
-		l.t.Logf("purge: %v", err)
+	if err := icebergtest.Purge(ctx, cat, s3Endpoint, idents...); err != nil {
+		t.Logf("purge: %v", err)
 	}
 }
 

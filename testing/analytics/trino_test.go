@@ -84,6 +84,10 @@ func (c *trino) query(ctx context.Context, sql string) (*result, error) {
 	req.Header.Set("X-Trino-Schema", c.schema)
 	// Every timestamp with time zone comes back in UTC.
 	req.Header.Set("X-Trino-Time-Zone", "UTC")
+	// Without this capability the server rounds every timestamp to
+	// milliseconds and reports the type without its precision, as it does
+	// for clients older than parametric datetimes.
+	req.Header.Set("X-Trino-Client-Capabilities", "PARAMETRIC_DATETIME")
 	for k, v := range c.session {
 		req.Header.Add("X-Trino-Session", k+"="+v)
 	}
