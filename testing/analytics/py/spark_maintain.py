@@ -8,6 +8,7 @@ The catalog settings are the e2e tier's (testing/e2e/py/haade_readers.py): Icebe
 """
 
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -27,8 +28,9 @@ def main():
             f"CALL local.system.rewrite_data_files(table => '{t}', options => map('min-input-files', '1', 'rewrite-all', 'true'))"
         ).collect()[0]
         # Everything but the current snapshot: as short a retention as Spark allows (no guard).
+        now = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=1)).strftime("%Y-%m-%d %H:%M:%S")
         ex = spark.sql(
-            f"CALL local.system.expire_snapshots(table => '{t}', older_than => current_timestamp(), retain_last => 1)"
+            f"CALL local.system.expire_snapshots(table => '{t}', older_than => TIMESTAMP '{now}', retain_last => 1)"
         ).collect()[0]
         left = spark.sql(f"SELECT count(*) FROM local.{t}.snapshots").collect()[0][0]
         print(json.dumps({"table": t, "rewritten_files": rw[0], "added_files": rw[1],
