@@ -154,6 +154,17 @@ func (c CatalogConfig) Open(ctx context.Context) (catalog.Catalog, error) {
 	return cat, nil
 }
 
+// Check opens the catalog and closes it again: a catalog that cannot be
+// reached fails here, with ErrCatalog, before anything else is tried.
+func (c CatalogConfig) Check(ctx context.Context) error {
+	cat, err := c.Open(ctx)
+	if err != nil {
+		return err
+	}
+	closeCatalog(cat)
+	return nil
+}
+
 // RedactURI returns uri with its password, if it has one, replaced by
 // "xxxxx", for messages and logs: a postgres:// catalog URI often carries
 // one.

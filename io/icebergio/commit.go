@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -131,7 +130,9 @@ type committer struct {
 	ident    string
 	pipeline string
 	start    Offsets
-	backoff  Backoff
+	// ids are the current Kafka topic ids, recorded with every commit.
+	ids     TopicIDs
+	backoff Backoff
 	// progressEvery is how often offsets advanced by windows without rows
 	// are recorded in the table's progress property. Default 1 minute.
 	progressEvery time.Duration
@@ -151,7 +152,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 	if err != nil {
 		return pending, running, nil, err
 	}
-	committed, durableAt, err := committedOffsets(tbl, c.pipeline)
+	committed, durableAt, _, err := committedOffsets(tbl, c.pipeline, c.ids)
 	if err != nil {
 		return pending, running, nil, err
 	}
@@ -217,13 +218,12 @@ func (c *committer) progressInterval() time.Duration {
 // metadata-only commit: no snapshot. Every window up to these offsets is in
 // the table or had no rows for it.
 func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
-	v, _ := json.Marshal(progress{Offsets: offsets, At: time.Now().UnixMilli()})
 	return retry(ctx, c.backoff, "record progress", c.ident, func() error {
 		tbl, err := loadTable(ctx, c.cat, c.ident)
 		if err != nil {
 			return err
 		}
-		cur, err := CommittedOffsets(tbl, c.pipeline)
+		cur, _, _, err := committedOffsets(tbl, c.pipeline, c.ids)
 		if err != nil {
 			return permanent(err)
 		}
@@ -231,7 +231,7 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 			return nil
 		}
 		tx := tbl.NewTransaction()
-		if err := tx.SetProperties(iceberg.Properties{ProgressProperty(c.pipeline): string(v)}); err != nil {
+		if err := tx.SetProperties(c.progress(offsets)); err != nil {
 			return err
 		}
 		_, err = tx.Commit(ctx)
@@ -240,6 +240,13 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 		}
 		return err
 	})
+}
+
+// progress is the table property update that records offsets (see
+// ProgressProperty).
+func (c *committer) progress(offsets Offsets) iceberg.Properties {
+	v, _ := json.Marshal(progress{Offsets: offsets, At: time.Now().UnixMilli(), TopicIDs: c.ids})
+	return iceberg.Properties{ProgressProperty(c.pipeline): string(v)}
 }
 
 func (c *committer) load(ctx context.Context) (*table.Table, error) {
@@ -262,6 +269,9 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		SummaryWindowEnd: w.end().Format(time.RFC3339Nano),
 		SummaryOffsets:   next.encode(),
 	}
+	if len(c.ids) > 0 {
+		props[SummaryTopicIDs] = c.ids.encode()
+	}
 	started := time.Now()
 	err = retry(ctx, c.backoff, "commit", c.ident, func() error {
 		tbl, err := loadTable(ctx, c.cat, c.ident)
@@ -275,7 +285,7 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		}
 		// Another attempt of this pipeline may have committed meanwhile:
 		// never commit rows the table already holds.
-		cur, err := CommittedOffsets(tbl, c.pipeline)
+		cur, _, _, err := committedOffsets(tbl, c.pipeline, c.ids)
 		if err != nil {
 			return permanent(err)
 		}
@@ -306,13 +316,19 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 				return permanent(err)
 			}
 		}
+		// The offsets go into the snapshot summary and, in the same
+		// transaction, into the progress property, which no snapshot
+		// expiry removes.
 		tx := tbl.NewTransaction()
+		if err := tx.SetProperties(c.progress(next)); err != nil {
+			return err
+		}
 		if err := tx.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck()); err != nil {
 			return err
 		}
 		nt, err := tx.Commit(ctx)
 		if err != nil {
-			if strings.Contains(err.Error(), "has changed") {
+			if isConflict(err) {
 				obs.CommitConflicts.WithLabelValues(c.ident).Inc()
 				slog.Warn("commit conflict, reloading", "table", c.ident, "err", err)
 			}

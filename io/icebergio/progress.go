@@ -3,6 +3,7 @@ package icebergio
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -17,7 +18,46 @@ const (
 	SummaryWindowEnd = "haade.window-end"
 	// SummaryOffsets holds JSON {"topic": {"partition": nextOffset}}.
 	SummaryOffsets = "haade.kafka.offsets"
+	// SummaryTopicIDs holds JSON {"topic": "id"}: the Kafka topic id of each
+	// topic of SummaryOffsets, so that offsets of a deleted and recreated
+	// topic are never taken for the new topic's.
+	SummaryTopicIDs = "haade.kafka.topic-ids"
 )
+
+// TopicIDs maps a topic name to its Kafka topic id (any stable text form).
+// An empty or missing id means unknown: offsets recorded without an id
+// (by older versions) are kept.
+type TopicIDs map[string]string
+
+func (t TopicIDs) encode() string {
+	b, _ := json.Marshal(t)
+	return string(b)
+}
+
+func decodeTopicIDs(s string) (TopicIDs, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t := TopicIDs{}
+	if err := json.Unmarshal([]byte(s), &t); err != nil {
+		return nil, fmt.Errorf("%w: %s=%q: %v", ErrBadSummary, SummaryTopicIDs, s, err)
+	}
+	return t, nil
+}
+
+// stale returns the topics of o whose recorded id (in recorded) differs
+// from the current one: offsets of another topic of the same name.
+func (t TopicIDs) stale(o Offsets, recorded TopicIDs) []string {
+	var out []string
+	for topic := range o {
+		cur, was := t[topic], recorded[topic]
+		if cur != "" && was != "" && cur != was {
+			out = append(out, topic)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Range is a half-open range [Start, End) of offsets of one source
 // partition. Batches carry the range they cover, gaps included, so that the
@@ -132,33 +172,47 @@ func (o Offsets) String() string {
 	return s
 }
 
-// ProgressProperty is the table property where a pipeline records offsets
-// that windows without rows for this table advanced: JSON
-// {"offsets": Offsets, "at": unix ms}. A table that seldom gets rows, such
-// as a dead-letter table, would otherwise hold old offsets, and every
-// restart would read again from there. It is written at most once per
-// progress interval, and never makes a snapshot.
+// ProgressProperty is the table property where a pipeline records the
+// offsets the table holds: JSON {"offsets": Offsets, "at": unix ms,
+// "topic_ids": TopicIDs}. Every commit sets it in the same transaction as
+// its snapshot, so the offsets survive any snapshot expiry, by any engine:
+// Spark's, Trino's or pyiceberg's expire_snapshots can remove every
+// snapshot that carries haade.kafka.offsets, never the property. Windows
+// without rows for this table (a dead-letter table seldom gets rows) also
+// advance it, at most once per progress interval, in a metadata-only commit.
 func ProgressProperty(pipeline string) string { return "haade.progress." + pipeline }
 
 type progress struct {
-	Offsets Offsets `json:"offsets"`
-	At      int64   `json:"at"`
+	Offsets  Offsets  `json:"offsets"`
+	At       int64    `json:"at"`
+	TopicIDs TopicIDs `json:"topic_ids,omitempty"`
 }
 
 // CommittedOffsets returns the offsets that the table holds for pipeline:
 // those recorded by the newest snapshot of pipeline that has them, walking
 // back from the current snapshot through its ancestors (a compaction
-// snapshot carries no offsets), raised by the pipeline's progress property.
-// It returns an empty set for a table that has none.
+// snapshot carries no offsets), raised by the pipeline's progress property,
+// which survives snapshot expiry. It returns an empty set for a table that
+// has none.
 func CommittedOffsets(tbl *table.Table, pipeline string) (Offsets, error) {
-	out, _, err := committedOffsets(tbl, pipeline)
+	out, _, _, err := committedOffsets(tbl, pipeline, nil)
 	return out, err
 }
 
-// committedOffsets also returns when the offsets were last made durable.
-func committedOffsets(tbl *table.Table, pipeline string) (Offsets, time.Time, error) {
-	out := Offsets{}
-	var at time.Time
+// committedOffsets is CommittedOffsets for the topics ids, the current
+// Kafka topic ids: offsets recorded for a topic under another id belong to
+// a deleted topic of the same name; they are left out, and the topic is
+// listed in stale. It also returns when the offsets were last made durable.
+func committedOffsets(tbl *table.Table, pipeline string, ids TopicIDs) (out Offsets, at time.Time, stale []string, err error) {
+	out = Offsets{}
+	keep := func(o Offsets, recorded TopicIDs) {
+		for _, t := range ids.stale(o, recorded) {
+			if !slices.Contains(stale, t) {
+				stale = append(stale, t)
+			}
+			delete(o, t)
+		}
+	}
 	if cur := tbl.CurrentSnapshot(); cur != nil {
 		for _, s := range table.AncestorsOf(cur.SnapshotID, tbl.Metadata().SnapshotByID) {
 			if s.Summary == nil || s.Summary.Properties[SummaryPipeline] != pipeline {
@@ -167,8 +221,13 @@ func committedOffsets(tbl *table.Table, pipeline string) (Offsets, time.Time, er
 			if v, ok := s.Summary.Properties[SummaryOffsets]; ok {
 				o, err := decodeOffsets(v)
 				if err != nil {
-					return nil, at, err
+					return nil, at, nil, err
 				}
+				recorded, err := decodeTopicIDs(s.Summary.Properties[SummaryTopicIDs])
+				if err != nil {
+					return nil, at, nil, err
+				}
+				keep(o, recorded)
 				out, at = o, time.UnixMilli(s.TimestampMs)
 				break
 			}
@@ -177,14 +236,18 @@ func committedOffsets(tbl *table.Table, pipeline string) (Offsets, time.Time, er
 	if v, ok := tbl.Properties()[ProgressProperty(pipeline)]; ok {
 		var p progress
 		if err := json.Unmarshal([]byte(v), &p); err != nil {
-			return nil, at, fmt.Errorf("%w: %s=%q: %v", ErrBadSummary, ProgressProperty(pipeline), v, err)
+			return nil, at, nil, fmt.Errorf("%w: %s=%q: %v", ErrBadSummary, ProgressProperty(pipeline), v, err)
 		}
+		if p.Offsets == nil {
+			p.Offsets = Offsets{}
+		}
+		keep(p.Offsets, p.TopicIDs)
 		out.Max(p.Offsets)
 		if t := time.UnixMilli(p.At); t.After(at) {
 			at = t
 		}
 	}
-	return out, at, nil
+	return out, at, stale, nil
 }
 
 // ahead reports whether o holds a partition beyond other.

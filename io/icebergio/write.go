@@ -38,12 +38,27 @@ type Sink struct {
 	TargetFileSize int64
 	// Committed holds the offsets the table held when Open ran.
 	Committed Offsets
+	// TopicIDs are the current Kafka ids of the source topics (see Topics).
+	TopicIDs TopicIDs
+	// Recreated lists the topics whose offsets in the table were recorded
+	// under another topic id: the topic was deleted and created again, and
+	// those offsets, which Committed leaves out, belong to the old one.
+	Recreated []string
 }
+
+// Option configures a Sink at Open.
+type Option func(*Sink)
+
+// Topics gives the current Kafka topic ids of the sources. Every commit
+// records them; offsets that the table recorded for a topic under another
+// id are left out of Committed and listed in Recreated. Default: none
+// known, and no offsets are ever left out.
+func Topics(ids TopicIDs) Option { return func(s *Sink) { s.TopicIDs = ids } }
 
 // Open prepares table t of catalog cat for pipeline, the stable pipeline id
 // written into every snapshot summary. It fails when the catalog cannot be
 // reached or the table's schema cannot take the rows.
-func Open(ctx context.Context, cat CatalogConfig, t Table, pipeline string) (*Sink, error) {
+func Open(ctx context.Context, cat CatalogConfig, t Table, pipeline string, opts ...Option) (*Sink, error) {
 	if pipeline == "" {
 		return nil, fmt.Errorf("icebergio.Open %s: empty pipeline id", t.Ident)
 	}
@@ -56,11 +71,15 @@ func Open(ctx context.Context, cat CatalogConfig, t Table, pipeline string) (*Si
 	if err != nil {
 		return nil, err
 	}
-	committed, err := CommittedOffsets(tbl, pipeline)
+	sink := &Sink{Catalog: cat, Table: t, Pipeline: pipeline, Interval: 10 * time.Second}
+	for _, o := range opts {
+		o(sink)
+	}
+	sink.Committed, _, sink.Recreated, err = committedOffsets(tbl, pipeline, sink.TopicIDs)
 	if err != nil {
 		return nil, err
 	}
-	return &Sink{Catalog: cat, Table: t, Pipeline: pipeline, Interval: 10 * time.Second, Committed: committed}, nil
+	return sink, nil
 }
 
 // Write writes batches, a PCollection<B> where B implements Batch, into the
@@ -81,13 +100,13 @@ func Write(s beam.Scope, sink *Sink, start Offsets, batches beam.PCollection) be
 		interval = 10 * time.Second
 	}
 	windowed := beam.WindowInto(s, window.NewFixedWindows(interval), batches)
-	files := beam.ParDo(s, &writeFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, TargetFileSize: sink.TargetFileSize}, windowed)
+	files := beam.ParDo(s, &writeFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, TargetFileSize: sink.TargetFileSize, TopicIDs: sink.TopicIDs.encode()}, windowed)
 	files = beam.WindowInto(s, window.NewFixedWindows(interval), files)
 	grouped := beam.GroupByKey(s, beam.ParDo(s, keyByTable, files))
 	perWindow := beam.ParDo(s, &mergeFn{}, grouped)
 	global := beam.WindowInto(s, window.NewGlobalWindows(), perWindow)
 	return beam.ParDo(s, &commitFn{
-		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start.encode(),
+		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start.encode(), TopicIDs: sink.TopicIDs.encode(),
 		Pending: state.MakeBagState[WindowFiles]("pending"),
 		Running: state.MakeValueState[string]("running"),
 	}, global)
@@ -126,6 +145,7 @@ type commitFn struct {
 	Ident    string
 	Pipeline string
 	Start    string // JSON Offsets
+	TopicIDs string // JSON TopicIDs
 
 	Pending state.Bag[WindowFiles]
 	Running state.Value[string]
@@ -138,13 +158,17 @@ func (f *commitFn) Setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ids, err := decodeTopicIDs(f.TopicIDs)
+	if err != nil {
+		return err
+	}
 	return retry(ctx, defaultBackoff, "open catalog", f.Ident, func() error {
 		cat, err := f.Catalog.Open(ctx)
 		if err != nil {
 			return err
 		}
 		obs.TableSeen(f.Ident)
-		f.c = &committer{cat: cat, ident: f.Ident, pipeline: f.Pipeline, start: start, beforeCommit: hookFor(f.Ident)}
+		f.c = &committer{cat: cat, ident: f.Ident, pipeline: f.Pipeline, start: start, ids: ids, beforeCommit: hookFor(f.Ident)}
 		return nil
 	})
 }

@@ -50,6 +50,8 @@ type writeFn struct {
 	Pipeline string
 	// TargetFileSize overrides the table's target file size when > 0.
 	TargetFileSize int64
+	// TopicIDs is JSON TopicIDs: the current ids of the source topics.
+	TopicIDs string
 
 	cat       catalog.Catalog
 	tbl       *table.Table
@@ -90,7 +92,12 @@ func (f *writeFn) Setup(ctx context.Context) error {
 		}
 		// The table is the checkpoint: rows at or below the offsets it
 		// already holds are dropped, whatever the runner replays.
-		committed, err := CommittedOffsets(tbl, f.Pipeline)
+		ids, err := decodeTopicIDs(f.TopicIDs)
+		if err != nil {
+			closeCatalog(cat)
+			return permanent(err)
+		}
+		committed, _, _, err := committedOffsets(tbl, f.Pipeline, ids)
 		if err != nil {
 			closeCatalog(cat)
 			return permanent(err)

@@ -102,3 +102,40 @@ func Plan(ctx context.Context, cfg Config, committed map[int32]int64, policy Sta
 	sort.Slice(parts, func(i, j int) bool { return parts[i].ID < parts[j].ID })
 	return parts, nil
 }
+
+// TopicID returns the Kafka topic id of cfg.Topic, in kadm's base64 form,
+// or "" when the brokers do not give topic ids. A topic that is deleted and
+// created again under the same name gets a new id: the tables record the
+// id with their offsets so that offsets of the old topic are never taken
+// for the new one's. It fails within timeout when no broker answers.
+func TopicID(ctx context.Context, cfg Config, timeout time.Duration) (string, error) {
+	if err := cfg.Validate(); err != nil {
+		return "", err
+	}
+	opts, err := cfg.ClientOptions()
+	if err != nil {
+		return "", err
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.RetryTimeout(timeout))...)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	topics, err := kadm.NewClient(cl).ListTopics(ctx, cfg.Topic)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrUnreachable, strings.Join(cfg.Brokers, ","), err)
+	}
+	td, ok := topics[cfg.Topic]
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		return "", fmt.Errorf("%w: %q on %s", ErrNoTopic, cfg.Topic, strings.Join(cfg.Brokers, ","))
+	}
+	if td.Err != nil {
+		return "", fmt.Errorf("%w: topic %q: %v", ErrUnreachable, cfg.Topic, td.Err)
+	}
+	if td.ID == (kadm.TopicID{}) {
+		return "", nil
+	}
+	return td.ID.String(), nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -35,28 +36,44 @@ type plan struct {
 // build prepares the tables, plans the Kafka read from their offsets, and
 // wires the pipeline: Kafka, parse, enrich, Iceberg.
 func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
-	events, err := icebergio.Open(ctx, cfg.Catalog, bronzeTable(cfg.Table), cfg.Pipeline)
+	if err := cfg.Catalog.Check(ctx); err != nil {
+		return nil, catalogError(err)
+	}
+	id, err := kafkaio.TopicID(ctx, cfg.Kafka, 20*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("--brokers=%s: %w", strings.Join(cfg.Kafka.Brokers, ","), err)
+	}
+	ids := icebergio.Topics(icebergio.TopicIDs{cfg.Kafka.Topic: id})
+	events, err := icebergio.Open(ctx, cfg.Catalog, bronzeTable(cfg.Table), cfg.Pipeline, ids)
 	if err != nil {
 		return nil, catalogError(err)
 	}
-	dead, err := icebergio.Open(ctx, cfg.Catalog, dlqTable(cfg.DLQTable), cfg.Pipeline)
+	dead, err := icebergio.Open(ctx, cfg.Catalog, dlqTable(cfg.DLQTable), cfg.Pipeline, ids)
 	if err != nil {
 		return nil, catalogError(err)
 	}
 	events.Interval, dead.Interval = cfg.CommitInterval, cfg.CommitInterval
+	recreated := len(events.Recreated)+len(dead.Recreated) > 0
+	if recreated && cfg.OnRecreated != "earliest" {
+		// The offsets the tables hold belong to a topic of the same name
+		// that was deleted: starting from them would skip the new topic's
+		// first records in silence.
+		return nil, fmt.Errorf("%w: --topic=%s was deleted and created again (its id is now %s) since %s and %s recorded its offsets; to read the new topic from its start, pass --on-topic-recreated=earliest (the rows of the old topic stay in the tables)",
+			errRecreated, cfg.Kafka.Topic, id, cfg.Table, cfg.DLQTable)
+	}
 
 	// Resume from the smallest offsets the two tables hold; each writer
 	// drops what its own table already has.
 	committed := icebergio.Min(events.Committed, dead.Committed)[cfg.Kafka.Topic]
 	policy := cfg.Start
-	if len(events.Committed[cfg.Kafka.Topic])+len(dead.Committed[cfg.Kafka.Topic]) > 0 {
+	if recreated || len(events.Committed[cfg.Kafka.Topic])+len(dead.Committed[cfg.Kafka.Topic]) > 0 {
 		// This pipeline ran before: a partition missing from the offsets is
 		// new, and is read from its earliest offset so nothing in it is skipped.
 		policy = kafkaio.Earliest
 	}
 	parts, err := kafkaio.Plan(ctx, cfg.Kafka, committed, policy, cfg.Bounded, 20*time.Second)
 	if err != nil {
-		return nil, fmt.Errorf("--brokers=%s: %w", joinBrokers(cfg.Kafka.Brokers), err)
+		return nil, fmt.Errorf("--brokers=%s: %w", strings.Join(cfg.Kafka.Brokers, ","), err)
 	}
 	start := icebergio.Offsets{}
 	for _, p := range parts {
@@ -72,6 +89,9 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 	return &plan{Partitions: parts, Events: events, DeadLetter: dead}, nil
 }
 
+// errRecreated is returned when the topic was recreated under the tables.
+var errRecreated = errors.New("topic recreated")
+
 // catalogError names the flag of a catalog that cannot be opened or
 // reached; other errors (an incompatible table, say) name their table.
 func catalogError(err error) error {
@@ -79,15 +99,4 @@ func catalogError(err error) error {
 		return fmt.Errorf("--catalog-uri: %w", err)
 	}
 	return err
-}
-
-func joinBrokers(b []string) string {
-	s := ""
-	for i, x := range b {
-		if i > 0 {
-			s += ","
-		}
-		s += x
-	}
-	return s
 }

@@ -43,6 +43,10 @@ type Config struct {
 	DemoEvents int
 	// Progress prints a progress line every 5 s (always on a terminal).
 	Progress bool
+	// OnRecreated says what to do when the topic was deleted and created
+	// again since the tables recorded its offsets: "fail" (refuse to start)
+	// or "earliest" (read the new topic from its start).
+	OnRecreated string
 }
 
 // flags defines the command line on fs and returns a func that builds the
@@ -62,6 +66,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	logFormat := fs.String("log-format", "text", "text or json")
 	demo := fs.Int("demo-events", 5000, "events the embedded demo produces (no --brokers)")
 	progress := fs.Bool("progress", false, "print a progress line every 5s (always on when stderr is a terminal)")
+	onRecreated := fs.String("on-topic-recreated", "fail", "when --topic was deleted and created again since the tables recorded its offsets: fail, or earliest to read the new topic from its start")
 	readUncommitted := fs.Bool("kafka-read-uncommitted", false, "also read records of open and aborted transactions")
 
 	return func() (Config, error) {
@@ -71,6 +76,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 			Catalog: catalog(),
 			Table:   *tbl, DLQTable: *dlq, CommitInterval: *interval, Start: kafkaio.StartPolicy(*start),
 			Bounded: *bounded, MetricsAddr: *metrics, Pipeline: *pipeline, LogFormat: *logFormat, DemoEvents: *demo, Progress: *progress,
+			OnRecreated: *onRecreated,
 		}
 		c.Kafka.ReadUncommitted = *readUncommitted
 		return c, c.validate()
@@ -116,6 +122,9 @@ func (c Config) validate() error {
 	}
 	if c.CommitInterval < 100*time.Millisecond || c.CommitInterval > 24*time.Hour || (24*time.Hour)%c.CommitInterval != 0 {
 		return fmt.Errorf("--commit-interval=%v: want between 100ms and 24h, dividing a day", c.CommitInterval)
+	}
+	if c.OnRecreated != "fail" && c.OnRecreated != "earliest" {
+		return fmt.Errorf("--on-topic-recreated=%q: want fail or earliest", c.OnRecreated)
 	}
 	if c.Start != kafkaio.Earliest && c.Start != kafkaio.Latest {
 		return fmt.Errorf("--start=%q: want earliest or latest", c.Start)

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/transforms/parse"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// foreignTopic marks the rows that "another engine" writes in these tests.
+const foreignTopic = "written-by-another-engine"
+
+// A topic deleted and created again under the same name starts its offsets
+// over. Before topic ids were recorded, bronze resumed the new topic at the
+// old topic's offsets and skipped its first records in silence.
+func TestRecreatedTopicIsRefusedThenReadFromStart(t *testing.T) {
+	e := newEnv(t, 2)
+	e.produce(sample(300, 11))
+	if err := e.runBronze(); err != nil {
+		t.Fatal(err)
+	}
+	e.checkExactlyOnce(badSet())
+	first := e.count()
+
+	// Recreate the topic and give it more records than the old one had,
+	// so that the old offsets fall inside the new log.
+	adm := kadm.NewClient(mustClient(t, e.cfg.Kafka.Brokers))
+	ctx := context.Background()
+	if _, err := adm.DeleteTopics(ctx, e.cfg.Kafka.Topic); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		_, err := adm.CreateTopic(ctx, 2, 1, nil, e.cfg.Kafka.Topic)
+		return err == nil
+	})
+	old := e.produced
+	e.produced = map[int64]map[int64][]byte{}
+	e.produce(sample(600, 12))
+
+	err := e.runBronze()
+	if !errors.Is(err, errRecreated) {
+		t.Fatalf("run after the topic was recreated: err = %v, want a refusal", err)
+	}
+	for _, want := range []string{"--topic=" + e.cfg.Kafka.Topic, "--on-topic-recreated=earliest"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not name %s", err, want)
+		}
+	}
+	if evs, dls := e.tables(); len(evs)+len(dls) != first {
+		t.Fatalf("the refused run changed the tables: %d rows, want %d", len(evs)+len(dls), first)
+	}
+
+	e.cfg.OnRecreated = "earliest"
+	if err := e.runBronze(); err != nil {
+		t.Fatal(err)
+	}
+	// Every record of both topics is there once: the old topic's rows
+	// stay, the new topic is read from its start. Their coordinates
+	// coincide, so each (partition, offset) is there once per topic that
+	// had it.
+	want := map[[2]int64]int{}
+	for _, set := range []map[int64]map[int64][]byte{old, e.produced} {
+		for p, offs := range set {
+			for o := range offs {
+				want[[2]int64{p, o}]++
+			}
+		}
+	}
+	evs, dls := e.tables()
+	got := map[[2]int64]int{}
+	for _, ev := range evs {
+		got[[2]int64{int64(ev.KafkaPartition), ev.KafkaOffset}]++
+	}
+	for _, dl := range dls {
+		got[[2]int64{int64(dl.KafkaPartition), dl.KafkaOffset}]++
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("after --on-topic-recreated=earliest, rows per (partition, offset) (-want +got):\n%s", diff)
+	}
+	// A later run without the flag finds the new topic's id recorded.
+	e.cfg.OnRecreated = "fail"
+	if err := e.runBronze(); err != nil {
+		t.Fatalf("run after the new topic's id was recorded: %v", err)
+	}
+	if evs2, dls2 := e.tables(); len(evs2)+len(dls2) != len(evs)+len(dls) {
+		t.Fatalf("a run with nothing new changed the row count: %d, want %d", len(evs2)+len(dls2), len(evs)+len(dls))
+	}
+}
+
+// Another engine writes to the table, then expires every snapshot but the
+// current one (as Spark's or Trino's expire_snapshots can). No snapshot of
+// bronze's is left, yet its next run reads only what is new.
+func TestForeignWriteAndExpiryKeepOffsets(t *testing.T) {
+	for _, ident := range []string{"lakehouse.bronze_events", "lakehouse.bronze_events_dlq"} {
+		t.Run(ident, func(t *testing.T) {
+			e := newEnv(t, 3)
+			e.produce(sample(500, 21))
+			if err := e.runBronze(); err != nil {
+				t.Fatal(err)
+			}
+			e.checkExactlyOnce(badSet())
+
+			foreignAppendAndExpire(t, e.cfg.Catalog, ident)
+
+			e.produce(sample(400, 22))
+			if err := e.runBronze(); err != nil {
+				t.Fatal(err)
+			}
+			e.checkExactlyOnce(badSet())
+		})
+	}
+}
+
+// foreignAppendAndExpire appends one row with no haade summary, as another
+// engine's INSERT would, then expires every older snapshot.
+func foreignAppendAndExpire(t *testing.T, cfg icebergio.CatalogConfig, ident string) {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := cfg.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := icebergio.Identifier(ident)
+	tbl, err := cat.LoadTable(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows any
+	now := time.Now().UnixMicro()
+	if strings.HasSuffix(ident, "_dlq") {
+		rows = []parse.DeadLetter{{Payload: []byte("x"), Error: "foreign", KafkaTopic: foreignTopic, IngestedAt: now}}
+	} else {
+		rows = []parse.Event{{Timestamp: now, IngestedAt: now, KafkaTopic: foreignTopic}}
+	}
+	var row any = parse.Event{}
+	if strings.HasSuffix(ident, "_dlq") {
+		row = parse.DeadLetter{}
+	}
+	b, err := icebergio.NewRowBuilder(nil, tbl.Schema(), row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if err := b.Append(rows); err != nil {
+		t.Fatal(err)
+	}
+	rec := b.NewRecordBatch()
+	rdr, err := array.NewRecordReader(b.Schema(), []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	tx := tbl.NewTransaction()
+	if err := tx.Append(ctx, rdr, nil); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx = tbl.NewTransaction()
+	if err := tx.ExpireSnapshots(table.WithRetainLast(1), table.WithOlderThan(0)); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tbl.Metadata().Snapshots()); n != 1 {
+		t.Fatalf("after the foreign expiry %s has %d snapshots, want 1", ident, n)
+	}
+	if s := tbl.CurrentSnapshot(); s.Summary != nil && s.Summary.Properties[icebergio.SummaryOffsets] != "" {
+		t.Fatalf("the foreign snapshot carries offsets: %v", s.Summary.Properties)
+	}
+}
+
+func mustClient(t *testing.T, brokers []string) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
