@@ -158,6 +158,8 @@ discovery.uri=$URL
 query.max-memory=512MB
 query.max-memory-per-node=384MB
 catalog.management=static
+# Its request log, by default var/log/ under the working directory, goes with the other logs.
+http-server.log.path=$LOG_DIR/trino-http-request.log
 catalog.config-dir=$ETC/catalog
 plugin.dir=$SERVER/plugin
 EOF
@@ -205,6 +207,7 @@ start() {
 	export HAADE_TRINO_PG_USER="${HAADE_TRINO_PG_USER:-haade}"
 	export HAADE_TRINO_PG_PASSWORD="${HAADE_TRINO_PG_PASSWORD:-haade}"
 	# What bin/launcher would run, without its Python: the JVM options of Trino's own jvm.config.
+	cd "$HOME_DIR"
 	spawn trino env TZ=UTC "$JAVA" -server "-Xmx$TRINO_HEAP" -XX:InitialRAMPercentage=10 \
 		-XX:+UseG1GC -XX:G1HeapRegionSize=32M -XX:+ExplicitGCInvokesConcurrent -XX:+ExitOnOutOfMemoryError \
 		-XX:-OmitStackTraceInFastThrow -XX:ReservedCodeCacheSize=256M -XX:PerMethodRecompilationCutoff=10000 \
