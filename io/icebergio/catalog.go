@@ -143,6 +143,7 @@ func (c CatalogConfig) Properties() (iceberg.Properties, error) {
 
 // Open loads the catalog.
 func (c CatalogConfig) Open(ctx context.Context) (catalog.Catalog, error) {
+	c = c.withPassword()
 	props, err := c.Properties()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCatalog, err)

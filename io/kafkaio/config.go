@@ -33,9 +33,8 @@ type Config struct {
 	// SASLMechanism is "", "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512".
 	SASLMechanism string
 	SASLUser      string
-	// SASLPassword is the password; when empty, the worker reads the
-	// environment variable HAADE_SASL_PASSWORD, so it need not travel
-	// inside the pipeline.
+	// SASLPassword is the password. It is never serialized: a worker reads
+	// it from its environment (see EnvSASLPassword).
 	SASLPassword string
 
 	// ReadUncommitted reads records of open and aborted transactions too.
@@ -120,10 +119,7 @@ func (c Config) ClientOptions() ([]kgo.Opt, error) {
 	if tc != nil {
 		opts = append(opts, kgo.DialTLSConfig(tc))
 	}
-	pass := c.SASLPassword
-	if pass == "" {
-		pass = os.Getenv("HAADE_SASL_PASSWORD")
-	}
+	pass := c.saslPassword()
 	switch strings.ToUpper(c.SASLMechanism) {
 	case "PLAIN":
 		opts = append(opts, kgo.SASL(plain.Auth{User: c.SASLUser, Pass: pass}.AsMechanism()))

@@ -192,6 +192,7 @@ func TestClientOptionsConnect(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("HAADE_SASL_PASSWORD", tc.env)
+			t.Setenv(EnvSASLPassword, "")
 			cfg := tc.cfg
 			cfg.Topic = topic
 			parts, err := Plan(context.Background(), cfg, nil, Earliest, true, 3*time.Second)
