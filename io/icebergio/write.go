@@ -43,6 +43,10 @@ type Sink struct {
 	// under another topic id: the topic was deleted and created again, and
 	// those offsets, which Committed leaves out, belong to the old one.
 	Recreated []string
+	// Others lists the other pipeline ids that hold offsets of the same
+	// topics in the table (see Topics): each would store every record once
+	// more.
+	Others []string
 }
 
 // Option configures a Sink at Open.
@@ -77,6 +81,21 @@ func Open(ctx context.Context, cat CatalogConfig, t Table, pipeline string, opts
 	sink.Committed, _, sink.Recreated, err = committedOffsets(tbl, pipeline, sink.TopicIDs)
 	if err != nil {
 		return nil, err
+	}
+	for _, other := range Pipelines(tbl) {
+		if other == pipeline {
+			continue
+		}
+		o, err := CommittedOffsets(tbl, other)
+		if err != nil {
+			return nil, err
+		}
+		for topic := range sink.TopicIDs {
+			if len(o[topic]) > 0 {
+				sink.Others = append(sink.Others, other)
+				break
+			}
+		}
 	}
 	return sink, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +54,12 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 		return nil, catalogError(err)
 	}
 	events.Interval, dead.Interval = cfg.CommitInterval, cfg.CommitInterval
+	if others := append(events.Others, dead.Others...); len(others) > 0 && !cfg.AllowSecondPipeline {
+		// Each pipeline id keeps its own offsets: a second one reads the
+		// topic again and stores every record twice.
+		return nil, fmt.Errorf("%w: --pipeline-id=%s: %s or %s is already fed from --topic=%s by another writer, pipeline id %s; two pipeline ids store every record twice: use --pipeline-id=%s, other tables, or --allow-second-pipeline-id",
+			errSecondPipeline, cfg.Pipeline, cfg.Table, cfg.DLQTable, cfg.Kafka.Topic, strings.Join(slices.Compact(others), ","), others[0])
+	}
 	recreated := len(events.Recreated)+len(dead.Recreated) > 0
 	if recreated && cfg.OnRecreated != "earliest" {
 		// The offsets the tables hold belong to a topic of the same name
@@ -88,6 +95,9 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 	icebergio.Write(s, dead, start, bad)
 	return &plan{Partitions: parts, Events: events, DeadLetter: dead}, nil
 }
+
+// errSecondPipeline is returned when another pipeline id feeds the tables.
+var errSecondPipeline = errors.New("another writer")
 
 // errRecreated is returned when the topic was recreated under the tables.
 var errRecreated = errors.New("topic recreated")

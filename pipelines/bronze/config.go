@@ -46,6 +46,9 @@ type Config struct {
 	// again since the tables recorded its offsets: "fail" (refuse to start)
 	// or "earliest" (read the new topic from its start).
 	OnRecreated string
+	// AllowSecondPipeline lets this pipeline id write tables that another
+	// pipeline id already feeds from the same topic.
+	AllowSecondPipeline bool
 }
 
 // flags defines the command line on fs and returns a func that builds the
@@ -66,6 +69,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	demo := fs.Int("demo-events", 5000, "events the embedded demo produces (no --brokers)")
 	progress := fs.Bool("progress", false, "print a progress line every 5s (always on when stderr is a terminal)")
 	onRecreated := fs.String("on-topic-recreated", "fail", "when --topic was deleted and created again since the tables recorded its offsets: fail, or earliest to read the new topic from its start")
+	allowSecond := fs.Bool("allow-second-pipeline-id", false, "write tables that another --pipeline-id already feeds from --topic (each stores every record once)")
 	readUncommitted := fs.Bool("kafka-read-uncommitted", false, "also read records of open and aborted transactions")
 
 	return func() (Config, error) {
@@ -75,7 +79,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 			Catalog: catalog(),
 			Table:   *tbl, DLQTable: *dlq, CommitInterval: *interval, Start: kafkaio.StartPolicy(*start),
 			Bounded: *bounded, MetricsAddr: *metrics, Pipeline: *pipeline, LogFormat: *logFormat, DemoEvents: *demo, Progress: *progress,
-			OnRecreated: *onRecreated,
+			OnRecreated: *onRecreated, AllowSecondPipeline: *allowSecond,
 		}
 		c.Kafka.ReadUncommitted = *readUncommitted
 		return c, c.validate()

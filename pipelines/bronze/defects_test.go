@@ -202,3 +202,32 @@ func waitFor(t *testing.T, ok func() bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A second pipeline id on tables another one feeds would store every record
+// twice: it is refused, in one line that says another writer, unless
+// --allow-second-pipeline-id says it is meant.
+func TestSecondPipelineIDIsRefused(t *testing.T) {
+	e := newEnv(t, 2)
+	e.produce(sample(200, 31))
+	if err := e.runBronze(); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.Pipeline = "bronze-copy"
+	err := e.runBronze()
+	if !errors.Is(err, errSecondPipeline) {
+		t.Fatalf("a second pipeline id: err = %v, want a refusal", err)
+	}
+	for _, want := range []string{"another writer", "--pipeline-id=bronze-copy", "pipeline id bronze", "--allow-second-pipeline-id"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not say %q", err, want)
+		}
+	}
+	e.checkExactlyOnce(badSet())
+	e.cfg.AllowSecondPipeline = true
+	if err := e.runBronze(); err != nil {
+		t.Fatalf("with --allow-second-pipeline-id: %v", err)
+	}
+	if evs, dls := e.tables(); len(evs)+len(dls) != 2*e.count() {
+		t.Fatalf("with --allow-second-pipeline-id: %d rows, want every record twice (%d)", len(evs)+len(dls), 2*e.count())
+	}
+}
