@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -229,5 +230,19 @@ func TestSecondPipelineIDIsRefused(t *testing.T) {
 	}
 	if evs, dls := e.tables(); len(evs)+len(dls) != 2*e.count() {
 		t.Fatalf("with --allow-second-pipeline-id: %d rows, want every record twice (%d)", len(evs)+len(dls), 2*e.count())
+	}
+}
+
+// The embedded demo runs twice into the same ./lakehouse: its in-process
+// broker, and so its topic id, is new each time, and the second run reads
+// the new topic from its start instead of refusing it.
+func TestDemoRunsTwice(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--metrics-addr=", "--demo-events=300", "--catalog-uri=" + dir + "/catalog.db", "--warehouse=" + dir + "/warehouse"}
+	for i := 1; i <= 2; i++ {
+		var out, errb cmdtest.Buffer
+		if code := run(args, func(string) string { return "" }, &out, &errb); code != 0 {
+			t.Fatalf("demo run %d: exit %d\n%s", i, code, errb.String())
+		}
 	}
 }
