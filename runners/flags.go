@@ -81,5 +81,5 @@ func Usage(w io.Writer, fs *flag.FlagSet) {
 
 // DefaultMetricsAddr is --metrics-addr's default: loopback, so that a run on
 // a laptop serves nothing to the network. Kubernetes manifests set the pod's
-// address explicitly (HAADE_METRICS_ADDR=":9102" in bronze-config).
+// address explicitly (HAADE_METRICS_ADDR set to :9102 in bronze-config).
 const DefaultMetricsAddr = "127.0.0.1:9102"

@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -143,32 +142,8 @@ func foreignAppendAndExpire(t *testing.T, cfg icebergio.CatalogConfig, ident str
 	} else {
 		rows = []parse.Event{{Timestamp: now, IngestedAt: now, KafkaTopic: foreignTopic}}
 	}
-	var row any = parse.Event{}
-	if strings.HasSuffix(ident, "_dlq") {
-		row = parse.DeadLetter{}
-	}
-	b, err := icebergio.NewRowBuilder(nil, tbl.Schema(), row)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Release()
-	if err := b.Append(rows); err != nil {
-		t.Fatal(err)
-	}
-	rec := b.NewRecordBatch()
-	rdr, err := array.NewRecordReader(b.Schema(), []arrow.RecordBatch{rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Release()
+	tbl = icebergtest.Append(t, tbl, rows, nil)
 	tx := tbl.NewTransaction()
-	if err := tx.Append(ctx, rdr, nil); err != nil {
-		t.Fatal(err)
-	}
-	if tbl, err = tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tx = tbl.NewTransaction()
 	if err := tx.ExpireSnapshots(table.WithRetainLast(1), table.WithOlderThan(0)); err != nil {
 		t.Fatal(err)
 	}

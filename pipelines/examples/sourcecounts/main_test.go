@@ -7,14 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/transforms/parse"
 )
 
@@ -101,24 +100,5 @@ func appendBronze(t *testing.T, cfg Config, rows ...parse.Event) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := icebergio.NewRowBuilder(nil, tbl.Schema(), parse.Event{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Release()
-	if err := b.Append(rows); err != nil {
-		t.Fatal(err)
-	}
-	rdr, err := array.NewRecordReader(b.Schema(), []arrow.RecordBatch{b.NewRecordBatch()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Release()
-	tx := tbl.NewTransaction()
-	if err := tx.Append(ctx, rdr, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	icebergtest.Append(t, tbl, rows, nil)
 }
