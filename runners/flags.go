@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -40,12 +41,19 @@ func String(fs *flag.FlagSet, name, def, usage string) func() string {
 // Parse parses args into fs, then sets every flag that args did not set
 // from the environment variable HAADE_<NAME> (upper case, dashes as
 // underscores), read through getenv. An error names the flag, in one line.
+var badValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for flag -([^:]+): (.*)$`)
+
 func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return errors.New(strings.TrimPrefix(strings.ReplaceAll(err.Error(), "flag provided but not defined: -", "unknown flag --"), "invalid value"))
+		if m := badValue.FindStringSubmatch(err.Error()); m != nil {
+			// The flag package says `invalid value "abc" for flag -x: parse
+			// error`; name the flag as it is written, first.
+			return fmt.Errorf("--%s=%s: %s", m[2], m[1], m[3])
+		}
+		return errors.New(strings.ReplaceAll(err.Error(), "flag provided but not defined: -", "unknown flag --"))
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags are --name=value)", fs.Arg(0))

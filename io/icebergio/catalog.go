@@ -2,6 +2,7 @@ package icebergio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -89,7 +90,12 @@ func (c CatalogConfig) Properties() (iceberg.Properties, error) {
 		switch {
 		case strings.HasPrefix(c.URI, "postgres://"), strings.HasPrefix(c.URI, "postgresql://"):
 			if _, err := url.Parse(c.URI); err != nil {
-				return nil, fmt.Errorf("catalog uri: %v", err)
+				// url.Error repeats the URI, password and all: say only why.
+				var ue *url.Error
+				if errors.As(err, &ue) {
+					err = ue.Err
+				}
+				return nil, fmt.Errorf("catalog uri: not a valid URL: %v", err)
 			}
 			p["uri"] = c.URI
 			p["sql.driver"] = "pg"

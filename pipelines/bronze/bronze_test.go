@@ -389,6 +389,9 @@ func TestRunBadConfiguration(t *testing.T) {
 	}{
 		{"unknown runner", []string{"--runner=nope"}, "--runner"},
 		{"bad on-topic-recreated", []string{"--on-topic-recreated=maybe"}, "--on-topic-recreated"},
+		{"empty topic with brokers", []string{"--brokers=127.0.0.1:1", "--topic="}, "--topic"},
+		{"bad commit interval", []string{"--commit-interval=abc"}, "--commit-interval=abc"},
+		{"malformed PostgreSQL URL", []string{"--brokers=127.0.0.1:1", "--metrics-addr=", "--catalog-uri=postgres://haade:s3cret@127.0.0.1:5432:x/lakehouse"}, "--catalog-uri"},
 		{"unreachable broker", []string{"--brokers=127.0.0.1:1", "--metrics-addr=", "--catalog-uri=" + dir + "/c.db", "--warehouse=" + dir + "/w"}, "--brokers"},
 		{"missing bucket", []string{"--brokers=127.0.0.1:1", "--metrics-addr=", "--warehouse=s3://no-such-bucket/", "--s3-endpoint=http://127.0.0.1:1"}, "--warehouse"},
 		{"unreachable REST catalog", []string{"--brokers=127.0.0.1:1", "--metrics-addr=", "--catalog=rest", "--catalog-uri=http://127.0.0.1:1", "--warehouse=" + dir + "/w"}, "--catalog-uri"},

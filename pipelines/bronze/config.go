@@ -91,13 +91,13 @@ func (c Config) validate() error {
 	if err := runners.Validate(c.Runner, c.Endpoint); err != nil {
 		return err
 	}
+	if c.Kafka.Topic == "" {
+		return errors.New("--topic: empty")
+	}
 	if len(c.Kafka.Brokers) > 0 {
 		if err := c.Kafka.Validate(); err != nil {
 			return fmt.Errorf("--brokers/--kafka-*: %v", err)
 		}
-	}
-	if c.Kafka.Topic == "" {
-		return errors.New("--topic: empty")
 	}
 	if c.Catalog.Type != "sql" && c.Catalog.Type != "rest" {
 		return fmt.Errorf("--catalog=%q: want sql or rest", c.Catalog.Type)
