@@ -282,7 +282,7 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		if err != nil {
 			return err
 		}
-		if windowCommitted(tbl, c.pipeline, w.end(), props[SummaryOffsets]) {
+		if windowCommitted(tbl, c.pipeline, w.end(), props[SummaryOffsets], props[SummaryTopicIDs]) {
 			replayed = true
 			id = tbl.CurrentSnapshot().SnapshotID
 			return nil

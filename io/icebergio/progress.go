@@ -264,14 +264,16 @@ func (o Offsets) ahead(other Offsets) bool {
 
 // windowCommitted reports whether the table's history holds the commit
 // token of a window: (pipeline, window end) and the offsets the commit
-// records. The window end alone is not enough: a pipeline restarted within
-// one commit interval makes a new window with the same end, whose rows are
-// new and must not be skipped.
-func windowCommitted(tbl *table.Table, pipeline string, windowEnd time.Time, offsets string) bool {
+// records, and the topic ids they belong to. The window end alone is not
+// enough: a pipeline restarted within one commit interval makes a new window
+// with the same end, whose rows are new and must not be skipped; and a
+// recreated topic can reach the very same offsets again.
+func windowCommitted(tbl *table.Table, pipeline string, windowEnd time.Time, offsets, topicIDs string) bool {
 	end := windowEnd.UTC().Format(time.RFC3339Nano)
 	for _, s := range tbl.Metadata().Snapshots() {
 		if s.Summary != nil && s.Summary.Properties[SummaryPipeline] == pipeline &&
-			s.Summary.Properties[SummaryWindowEnd] == end && s.Summary.Properties[SummaryOffsets] == offsets {
+			s.Summary.Properties[SummaryWindowEnd] == end && s.Summary.Properties[SummaryOffsets] == offsets &&
+			s.Summary.Properties[SummaryTopicIDs] == topicIDs {
 			return true
 		}
 	}

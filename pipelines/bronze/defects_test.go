@@ -214,10 +214,25 @@ func TestSecondPipelineIDIsRefused(t *testing.T) {
 func TestDemoRunsTwice(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"--metrics-addr=", "--demo-events=300", "--catalog-uri=" + dir + "/catalog.db", "--warehouse=" + dir + "/warehouse"}
+	cfg := icebergio.CatalogConfig{Type: "sql", Name: "local", URI: dir + "/catalog.db", Warehouse: dir + "/warehouse"}
 	for i := 1; i <= 2; i++ {
 		var out, errb cmdtest.Buffer
 		if code := run(args, func(string) string { return "" }, &out, &errb); code != 0 {
 			t.Fatalf("demo run %d: exit %d\n%s", i, code, errb.String())
+		}
+		// Each run produces 300 events and a tombstone, each in one table.
+		// Two runs within one commit interval reach the same offsets: the
+		// second one's rows must not be taken for the first one's.
+		var evs []parse.Event
+		var dls []parse.DeadLetter
+		if err := icebergio.ScanRows(context.Background(), cfg, "lakehouse.bronze_events", &evs); err != nil {
+			t.Fatal(err)
+		}
+		if err := icebergio.ScanRows(context.Background(), cfg, "lakehouse.bronze_events_dlq", &dls); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(evs)+len(dls), i*301; got != want {
+			t.Fatalf("after demo run %d: %d rows, want %d", i, got, want)
 		}
 	}
 }
