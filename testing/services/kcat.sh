@@ -16,9 +16,9 @@ install_kcat() {
 	((EUID == 0)) || die "kcat is not installed, and only root can apt-get install kcat"
 	log "installing kcat from Debian's packages"
 	local lf="$LOG_DIR/kcat-install.log"
-	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends kcat >"$lf" 2>&1; then
-		DEBIAN_FRONTEND=noninteractive apt-get update >>"$lf" 2>&1 || true
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends kcat >>"$lf" 2>&1 ||
+	if ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends kcat >"$lf" 2>&1; then
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update >>"$lf" 2>&1 || true
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends kcat >>"$lf" 2>&1 ||
 			{ tail_log "$lf"; die "apt-get install kcat failed"; }
 	fi
 	command -v kcat >/dev/null || die "kcat installed, but it is not on PATH"

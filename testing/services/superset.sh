@@ -82,9 +82,9 @@ make_screenshot_tools() {
 		((EUID == 0)) || die "chromium is not installed, and only root can apt-get install chromium"
 		log "installing chromium from Debian's packages"
 		local lf="$LOG_DIR/chromium-install.log"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >"$lf" 2>&1 || {
-			DEBIAN_FRONTEND=noninteractive apt-get update >>"$lf" 2>&1 || true
-			DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >>"$lf" 2>&1 ||
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends chromium >"$lf" 2>&1 || {
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update >>"$lf" 2>&1 || true
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends chromium >>"$lf" 2>&1 ||
 				{ tail_log "$lf"; die "apt-get install chromium failed"; }
 		}
 	fi
