@@ -33,30 +33,13 @@ func Plan(ctx context.Context, cfg Config, committed map[int32]int64, policy Sta
 	if policy != Earliest && policy != Latest {
 		return nil, fmt.Errorf("%w: start %q: want earliest or latest", ErrConfig, policy)
 	}
-	opts, err := cfg.ClientOptions()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	adm, td, err := describe(ctx, cfg, timeout)
 	if err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(append(opts, kgo.RetryTimeout(timeout))...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	topics, err := adm.ListTopics(ctx, cfg.Topic)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, strings.Join(cfg.Brokers, ","), err)
-	}
-	td, ok := topics[cfg.Topic]
-	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
-		return nil, fmt.Errorf("%w: %q on %s", ErrNoTopic, cfg.Topic, strings.Join(cfg.Brokers, ","))
-	}
-	if td.Err != nil {
-		return nil, fmt.Errorf("%w: topic %q: %v", ErrUnreachable, cfg.Topic, td.Err)
-	}
+	defer adm.Close()
 	starts, err := adm.ListStartOffsets(ctx, cfg.Topic)
 	if err == nil {
 		err = starts.Error()
@@ -112,30 +95,44 @@ func TopicID(ctx context.Context, cfg Config, timeout time.Duration) (string, er
 	if err := cfg.Validate(); err != nil {
 		return "", err
 	}
-	opts, err := cfg.ClientOptions()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	adm, td, err := describe(ctx, cfg, timeout)
 	if err != nil {
 		return "", err
 	}
-	cl, err := kgo.NewClient(append(opts, kgo.RetryTimeout(timeout))...)
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrConfig, err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	topics, err := kadm.NewClient(cl).ListTopics(ctx, cfg.Topic)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrUnreachable, strings.Join(cfg.Brokers, ","), err)
-	}
-	td, ok := topics[cfg.Topic]
-	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
-		return "", fmt.Errorf("%w: %q on %s", ErrNoTopic, cfg.Topic, strings.Join(cfg.Brokers, ","))
-	}
-	if td.Err != nil {
-		return "", fmt.Errorf("%w: topic %q: %v", ErrUnreachable, cfg.Topic, td.Err)
-	}
+	adm.Close()
 	if td.ID == (kadm.TopicID{}) {
 		return "", nil
 	}
 	return td.ID.String(), nil
+}
+
+// describe connects to the brokers and returns an admin client, which the
+// caller closes, and the topic's metadata; a missing topic is ErrNoTopic.
+func describe(ctx context.Context, cfg Config, timeout time.Duration) (*kadm.Client, kadm.TopicDetail, error) {
+	opts, err := cfg.ClientOptions()
+	if err != nil {
+		return nil, kadm.TopicDetail{}, err
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.RetryTimeout(timeout))...)
+	if err != nil {
+		return nil, kadm.TopicDetail{}, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	adm := kadm.NewClient(cl)
+	topics, err := adm.ListTopics(ctx, cfg.Topic)
+	if err != nil {
+		adm.Close()
+		return nil, kadm.TopicDetail{}, fmt.Errorf("%w: %s: %v", ErrUnreachable, strings.Join(cfg.Brokers, ","), err)
+	}
+	td, ok := topics[cfg.Topic]
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		adm.Close()
+		return nil, td, fmt.Errorf("%w: %q on %s", ErrNoTopic, cfg.Topic, strings.Join(cfg.Brokers, ","))
+	}
+	if td.Err != nil {
+		adm.Close()
+		return nil, td, fmt.Errorf("%w: topic %q: %v", ErrUnreachable, cfg.Topic, td.Err)
+	}
+	return adm, td, nil
 }

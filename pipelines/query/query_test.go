@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/icebergtest"
 )
 
 // qRow has a column of each kind that head formats differently.
@@ -60,28 +59,7 @@ func lakehouse(t *testing.T) icebergio.CatalogConfig {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := icebergio.NewRowBuilder(nil, tbl.Schema(), qRow{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer b.Release()
-		if err := b.Append(rows); err != nil {
-			t.Fatal(err)
-		}
-		rec := b.NewRecordBatch()
-		rdr, err := array.NewRecordReader(b.Schema(), []arrow.RecordBatch{rec})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rdr.Release()
-		rec.Release()
-		tx := tbl.NewTransaction()
-		if err := tx.Append(ctx, rdr, props); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tx.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
+		icebergtest.Append(t, tbl, rows, props)
 	}
 	appendRows("lakehouse.events", sample[:2], nil)
 	appendRows("lakehouse.events", sample[2:], iceberg.Properties{
