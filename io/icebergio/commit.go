@@ -163,16 +163,30 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 
 	var done []Commit
 	for len(pending) > 0 {
-		w := pending[0]
-		st, err := classify(w, running, c.start)
-		if err != nil {
-			return pending, running, done, err
+		// The first window, in window order, that continues the offsets.
+		// Usually pending[0]; but a late pane of an earlier window (files
+		// of a bundle that ended after the watermark passed its window)
+		// can arrive after the window it must precede, with the same or a
+		// later window end. Every window that commits continues every
+		// partition's offsets exactly, so the commit order of windows is
+		// that of the offsets, whatever their window ends.
+		i, st := -1, windowWaiting
+		for j := range pending {
+			s, err := classify(pending[j], running, c.start)
+			if err != nil {
+				return pending, running, done, err
+			}
+			if s != windowWaiting {
+				i, st = j, s
+				break
+			}
 		}
-		if st == windowWaiting {
-			slog.Info("window waits for an earlier one", "table", c.ident, "window_end", w.end())
+		if i < 0 {
+			slog.Info("windows wait for an earlier one", "table", c.ident, "windows", len(pending), "first_window_end", pending[0].end())
 			break
 		}
-		pending = pending[1:]
+		w := pending[i]
+		pending = append(pending[:i:i], pending[i+1:]...)
 		res := Commit{Table: c.ident, WindowEnd: w.WindowEnd, Rows: w.Rows, Files: int64(len(w.Files))}
 		switch {
 		case st == windowDuplicate:

@@ -392,3 +392,48 @@ func TestCommitterRefusesRowsWithoutFiles(t *testing.T) {
 		t.Errorf("%d snapshots, want none", n)
 	}
 }
+
+// TestCommitterLatePane: a late pane of window 2 (files of a bundle that
+// ended after the watermark passed the window) arrives after the window's
+// first pane, which cannot commit without it. The late pane commits first,
+// then the rest of the window, then window 3: nothing waits forever.
+func TestCommitterLatePane(t *testing.T) {
+	ctx := context.Background()
+	sink, cat := testTable(t, "late")
+	w1 := writeWindow(t, sink, 1, batch(1, 0, 0, 10), batch(1, 1, 0, 5))
+	late := []RowBatch{batch(2, 0, 10, 15)}
+	onTime := []RowBatch{batch(2, 0, 15, 20), batch(2, 1, 5, 8)}
+	w2late, w2 := writeWindow(t, sink, 2, late...), writeWindow(t, sink, 2, onTime...)
+	w3 := writeWindow(t, sink, 3, batch(3, 0, 20, 25), batch(3, 1, 8, 12))
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0, 1: 0}}, nil)
+
+	pending, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w1, w2, w3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{outcome(1, "committed", 15)}, outcomes(done)); diff != "" || len(pending) != 2 {
+		t.Fatalf("before the late pane: %d pending, commits (-want +got):\n%s", len(pending), diff)
+	}
+	pending, _, done, err = c.Process(ctx, append(pending, w2late), running)
+	if err != nil || len(pending) != 0 {
+		t.Fatalf("after the late pane: %d pending, %v", len(pending), err)
+	}
+	want := []string{outcome(2, "committed", 5), outcome(2, "committed", 8), outcome(3, "committed", 9)}
+	if diff := cmp.Diff(want, outcomes(done)); diff != "" {
+		t.Fatalf("commits after the late pane (-want +got):\n%s", diff)
+	}
+	wantTokens := []map[string]string{
+		token(1, `{"events":{"0":10,"1":5}}`),
+		token(2, `{"events":{"0":15,"1":5}}`),
+		token(2, `{"events":{"0":20,"1":8}}`),
+		token(3, `{"events":{"0":25,"1":12}}`),
+	}
+	if diff := cmp.Diff(wantTokens, haadeSummaries(t, cat, sink.Table.Ident)); diff != "" {
+		t.Errorf("snapshot summaries, oldest first (-want +got):\n%s", diff)
+	}
+	all := append(append([]RowBatch{batch(1, 0, 0, 10), batch(1, 1, 0, 5)}, late...), onTime...)
+	all = append(all, batch(3, 0, 20, 25), batch(3, 1, 8, 12))
+	if diff := cmp.Diff(rowsOf(all...), icebergtest.Rows[Row](t, cat, sink.Table.Ident), sortRows); diff != "" {
+		t.Errorf("rows in the table (-want +got):\n%s", diff)
+	}
+}

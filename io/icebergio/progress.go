@@ -112,6 +112,35 @@ func (o Offsets) Max(other Offsets) {
 	}
 }
 
+// Behind returns, in a stable order, the ranges from o's offset up to
+// want's for every partition where o holds less than want (a partition
+// missing from o holds nothing: its range starts at from's offset, or at
+// want's when from does not know it). A bounded run checks with it that its
+// tables hold every offset it read, from the offsets it started at.
+func (o Offsets) Behind(from, want Offsets) []Range {
+	var out []Range
+	for t, ps := range want {
+		for p, end := range ps {
+			held, ok := o.Next(t, p)
+			if !ok {
+				if held, ok = from.Next(t, p); !ok {
+					held = end
+				}
+			}
+			if held < end {
+				out = append(out, Range{Topic: t, Partition: p, Start: held, End: end})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
 // Min returns, for each partition present in every one of sets, the
 // smallest next offset. A partition missing from any set is missing from
 // the result, so that a reader starts it at its earliest offset.

@@ -88,3 +88,18 @@ func TestOffsetsMaxClone(t *testing.T) {
 		t.Error("a nil Offsets knows a partition")
 	}
 }
+
+func TestOffsetsBehind(t *testing.T) {
+	held := Offsets{"a": {0: 10, 1: 7}, "b": {0: 3}}
+	from := Offsets{"a": {0: 0, 1: 0, 2: 4}, "b": {0: 0}}
+	want := Offsets{"a": {0: 10, 1: 9, 2: 6, 3: 5}, "b": {0: 2}}
+	got := held.Behind(from, want)
+	// a/0 holds all; a/1 is 2 short; a/2 holds nothing of [4,6); a/3 has no
+	// start (nothing to check); b/0 holds more than was read this time.
+	if diff := cmp.Diff([]Range{{Topic: "a", Partition: 1, Start: 7, End: 9}, {Topic: "a", Partition: 2, Start: 4, End: 6}}, got); diff != "" {
+		t.Errorf("Behind (-want +got):\n%s", diff)
+	}
+	if got := want.Behind(from, want); len(got) != 0 {
+		t.Errorf("want.Behind(want) = %v, want none", got)
+	}
+}

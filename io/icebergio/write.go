@@ -47,6 +47,10 @@ type Sink struct {
 	// topics in the table (see Topics): each would store every record once
 	// more.
 	Others []string
+	// ProgressEvery is how often the committer records, in the table's
+	// progress property, the offsets that windows without rows advanced.
+	// Default (0) once a minute; see Bounded.
+	ProgressEvery time.Duration
 }
 
 // Option configures a Sink at Open.
@@ -57,6 +61,15 @@ type Option func(*Sink)
 // id are left out of Committed and listed in Recreated. Default: none
 // known, and no offsets are ever left out.
 func Topics(ids TopicIDs) Option { return func(s *Sink) { s.TopicIDs = ids } }
+
+// Every sets the commit interval: the window length, one snapshot per
+// window that has rows. Default 10s.
+func Every(d time.Duration) Option { return func(s *Sink) { s.Interval = d } }
+
+// Bounded is for an input that ends: the committer records the offsets of
+// every window without rows at once, so that when the run ends the table
+// holds every offset that was read (see Uncommitted).
+func Bounded() Option { return func(s *Sink) { s.ProgressEvery = time.Nanosecond } }
 
 // Open prepares table t of catalog cat for pipeline, the stable pipeline id
 // written into every snapshot summary. It fails when the catalog cannot be
@@ -119,16 +132,33 @@ func Write(s beam.Scope, sink *Sink, start Offsets, batches beam.PCollection) be
 	}
 	windowed := beam.WindowInto(s, window.NewFixedWindows(interval), batches)
 	files := beam.ParDo(s, &writeFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, TargetFileSize: sink.TargetFileSize, TopicIDs: sink.TopicIDs.encode()}, windowed)
-	files = beam.WindowInto(s, window.NewFixedWindows(interval), files)
+	// A writer emits a bundle's files when the bundle ends, stamped at the
+	// end of their window. A runner may have moved the watermark past that
+	// window meanwhile (Prism v2.77 takes a stage's output watermark from
+	// the last SDF residual's estimate, over bundles still running), and a
+	// GroupByKey drops late elements without a word: their rows would be
+	// lost from the window, every later window would wait for them, and a
+	// bounded run would end with them uncommitted. So late files are kept
+	// and fire as a late pane of their window, which the committer orders by
+	// offsets like any other.
+	files = beam.WindowInto(s, window.NewFixedWindows(interval), files,
+		beam.AllowedLateness(LateFiles), beam.PanesDiscard())
 	grouped := beam.GroupByKey(s, beam.ParDo(s, keyByTable, files))
 	perWindow := beam.ParDo(s, &mergeFn{}, grouped)
 	global := beam.WindowInto(s, window.NewGlobalWindows(), perWindow)
 	return beam.ParDo(s, &commitFn{
 		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start.encode(), TopicIDs: sink.TopicIDs.encode(),
-		Pending: state.MakeBagState[WindowFiles]("pending"),
-		Running: state.MakeValueState[string]("running"),
+		ProgressEvery: int64(sink.ProgressEvery),
+		Pending:       state.MakeBagState[WindowFiles]("pending"),
+		Running:       state.MakeValueState[string]("running"),
 	}, global)
 }
+
+// LateFiles is how long after the end of its window a writer's files are
+// still taken (see Write). Files later than that are dropped by the runner;
+// the committer then waits for them, and a bounded run fails (bronze checks
+// that the tables hold every offset it read).
+const LateFiles = time.Hour
 
 func keyByTable(f FileSet) (string, FileSet) { return f.Table, f }
 
@@ -164,6 +194,8 @@ type commitFn struct {
 	Pipeline string
 	Start    string // JSON Offsets
 	TopicIDs string // JSON TopicIDs
+	// ProgressEvery is Sink.ProgressEvery, in nanoseconds.
+	ProgressEvery int64
 
 	Pending state.Bag[WindowFiles]
 	Running state.Value[string]
@@ -186,7 +218,8 @@ func (f *commitFn) Setup(ctx context.Context) error {
 			return err
 		}
 		tableSeen(f.Ident)
-		f.c = &committer{cat: cat, ident: f.Ident, pipeline: f.Pipeline, start: start, ids: ids, beforeCommit: hookFor(f.Ident)}
+		f.c = &committer{cat: cat, ident: f.Ident, pipeline: f.Pipeline, start: start, ids: ids, beforeCommit: hookFor(f.Ident),
+			progressEvery: time.Duration(f.ProgressEvery)}
 		return nil
 	})
 }

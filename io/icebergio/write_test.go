@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
@@ -138,5 +140,44 @@ func checkThreeWindows(t *testing.T, cat catalog.Catalog, ident string, ws [][]R
 	}
 	if diff := cmp.Diff(want, haadeSummaries(t, cat, ident)); diff != "" {
 		t.Errorf("snapshot summaries, oldest first (-want +got):\n%s", diff)
+	}
+}
+
+// TestWriteLateBatch: a batch of window 1 reaches the writer after the
+// watermark passed windows 1 and 2, as a bundle that ends late does. Its
+// files are a late pane, not dropped: every row is committed, the late
+// rows after window 1's first pane and before window 3.
+func TestWriteLateBatch(t *testing.T) {
+	sink, cat := testTable(t, "late")
+	ident := sink.Table.Ident
+	ts := func(b RowBatch) mtime.Time { return mtime.Time(b.EventTime) }
+	early, late, next := batch(1, 0, 0, 10), batch(1, 0, 10, 20), batch(3, 0, 20, 25)
+	c := teststream.NewConfig()
+	if err := c.AddElements(int64(ts(early)), early); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AdvanceWatermark(windowEnd(2).UnixMilli() + 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []RowBatch{late, next} {
+		if err := c.AddElements(int64(ts(b)), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.AdvanceWatermarkToInfinity(); err != nil {
+		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	commits := icebergio.Write(s, sink, icebergio.Offsets{topic: {0: 0}}, beam.ParDo(s, stamp, teststream.Create(s, c)))
+	passert.Equals(s, beam.ParDo(s, withoutSnapshotID, commits),
+		icebergio.Commit{Table: ident, WindowEnd: windowEnd(1).UnixMilli(), Rows: 10, Files: 1, Outcome: "committed", Offsets: "events/0=10 "},
+		icebergio.Commit{Table: ident, WindowEnd: windowEnd(1).UnixMilli(), Rows: 10, Files: 1, Outcome: "committed", Offsets: "events/0=20 "},
+		icebergio.Commit{Table: ident, WindowEnd: windowEnd(3).UnixMilli(), Rows: 5, Files: 1, Outcome: "committed", Offsets: "events/0=25 "},
+	)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rowsOf(early, late, next), icebergtest.Rows[Row](t, cat, ident), sortRows); diff != "" {
+		t.Errorf("rows in the table (-want +got):\n%s", diff)
 	}
 }

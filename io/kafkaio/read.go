@@ -185,8 +185,17 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 		if r.End != unbounded && (atEnd || pos >= r.End) {
 			m.lagValue(0) // read up to the end taken at start
 			closeConsumer(c)
-			if pos < r.End && !rt.TryClaim(r.End-1) {
-				return sdf.StopProcessing(), nil
+			if pos < r.End {
+				if !rt.TryClaim(r.End - 1) {
+					return sdf.StopProcessing(), nil
+				}
+				// The rest of the range holds no record to emit (the
+				// fetch reached the end without returning them: markers
+				// or aborted records). An empty batch covers it, so that
+				// the tables' offsets reach the end that was read.
+				ts := max(mtime.Now(), last, mtime.Time(we.state))
+				first = min(first, ts)
+				emit(ts, Batch{Topic: f.Cfg.Topic, Partition: p.ID, Start: pos, End: r.End})
 			}
 			we.advance(mtime.MaxTimestamp)
 			we.publish(first)

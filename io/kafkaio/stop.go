@@ -19,3 +19,7 @@ var stopBefore atomic.Int64
 func Stop() { stopBefore.Store(time.Now().UnixNano()) }
 
 func stopped(constructed int64) bool { return constructed <= stopBefore.Load() }
+
+// Stopped reports whether Stop was called in this process: a bounded read
+// may then have ended before the end offsets it planned.
+func Stopped() bool { return stopBefore.Load() != 0 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -32,6 +33,9 @@ type plan struct {
 	Partitions []kafkaio.Partition
 	Events     *icebergio.Sink
 	DeadLetter *icebergio.Sink
+	// Start and End are the offsets the read starts at and, for a
+	// bounded read, ends at.
+	Start, End icebergio.Offsets
 }
 
 // build prepares the tables, plans the Kafka read from their offsets, and
@@ -44,16 +48,18 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--brokers=%s: %w", strings.Join(cfg.Kafka.Brokers, ","), err)
 	}
-	ids := icebergio.Topics(icebergio.TopicIDs{cfg.Kafka.Topic: id})
-	events, err := icebergio.Open(ctx, cfg.Catalog, bronzeTable(cfg.Table), cfg.Pipeline, ids)
+	opts := []icebergio.Option{icebergio.Topics(icebergio.TopicIDs{cfg.Kafka.Topic: id}), icebergio.Every(cfg.CommitInterval)}
+	if cfg.Bounded {
+		opts = append(opts, icebergio.Bounded())
+	}
+	events, err := icebergio.Open(ctx, cfg.Catalog, bronzeTable(cfg.Table), cfg.Pipeline, opts...)
 	if err != nil {
 		return nil, catalogError(err)
 	}
-	dead, err := icebergio.Open(ctx, cfg.Catalog, dlqTable(cfg.DLQTable), cfg.Pipeline, ids)
+	dead, err := icebergio.Open(ctx, cfg.Catalog, dlqTable(cfg.DLQTable), cfg.Pipeline, opts...)
 	if err != nil {
 		return nil, catalogError(err)
 	}
-	events.Interval, dead.Interval = cfg.CommitInterval, cfg.CommitInterval
 	if others := append(events.Others, dead.Others...); len(others) > 0 && !cfg.AllowSecondPipeline {
 		// Each pipeline id keeps its own offsets: a second one reads the
 		// topic again and stores every record twice.
@@ -82,9 +88,12 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--brokers=%s: %w", strings.Join(cfg.Kafka.Brokers, ","), err)
 	}
-	start := icebergio.Offsets{}
+	start, end := icebergio.Offsets{}, icebergio.Offsets{}
 	for _, p := range parts {
 		start.Set(cfg.Kafka.Topic, p.ID, p.Start)
+		if p.End != math.MaxInt64 {
+			end.Set(cfg.Kafka.Topic, p.ID, p.End)
+		}
 	}
 
 	records := kafkaio.Read(s, cfg.Kafka, parts)
@@ -93,7 +102,33 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 	bad = enrich.IngestedAt(s, bad)
 	icebergio.Write(s, events, start, good)
 	icebergio.Write(s, dead, start, bad)
-	return &plan{Partitions: parts, Events: events, DeadLetter: dead}, nil
+	return &plan{Partitions: parts, Events: events, DeadLetter: dead, Start: start, End: end}, nil
+}
+
+// errIncomplete is returned when a bounded run ends with offsets it read
+// that a table does not hold.
+var errIncomplete = errors.New("run incomplete")
+
+// checkComplete checks, after a bounded run, that both tables hold every
+// offset it read. A window that the runner lost would otherwise end the run
+// with success and its rows in neither table (the next run would read them
+// again: nothing is lost, but this run did not do its job).
+func checkComplete(ctx context.Context, cfg Config, pl *plan) error {
+	cat, err := cfg.Catalog.Open(ctx)
+	if err != nil {
+		return catalogError(err)
+	}
+	for _, ident := range []string{cfg.Table, cfg.DLQTable} {
+		st, err := icebergio.Stat(ctx, cat, ident, cfg.Pipeline)
+		if err != nil {
+			return err
+		}
+		if short := st.Offsets.Behind(pl.Start, pl.End); len(short) > 0 {
+			return fmt.Errorf("%w: %s does not hold %d ranges of offsets this run read (first %v); they are not lost: the next run reads them again from the table's offsets",
+				errIncomplete, ident, len(short), short[0])
+		}
+	}
+	return nil
 }
 
 // errSecondPipeline is returned when another pipeline id feeds the tables.

@@ -145,6 +145,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "bronze: run failed: %v\n", err)
 		return 1
 	}
+	if cfg.Bounded && !kafkaio.Stopped() {
+		if err := checkComplete(ctx, cfg, pl); err != nil {
+			fmt.Fprintf(stderr, "bronze: %v\n", err)
+			return 1
+		}
+	}
 	if cfg.Bounded || demo != nil {
 		if err := printSummary(ctx, stdout, cfg, pl, time.Since(started)); err != nil {
 			fmt.Fprintf(stderr, "bronze: summary: %v\n", err)
