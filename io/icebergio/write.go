@@ -3,7 +3,9 @@ package icebergio
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"sync"
 	"time"
 
@@ -148,9 +150,9 @@ func Write(s beam.Scope, sink *Sink, start Offsets, batches beam.PCollection) be
 	global := beam.WindowInto(s, window.NewGlobalWindows(), perWindow)
 	return beam.ParDo(s, &commitFn{
 		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start.encode(), TopicIDs: sink.TopicIDs.encode(),
-		ProgressEvery: int64(sink.ProgressEvery),
-		Pending:       state.MakeBagState[WindowFiles]("pending"),
-		Running:       state.MakeValueState[string]("running"),
+		ProgressEvery: int64(sink.ProgressEvery), Run: newRunID(),
+		Pending: state.MakeBagState[WindowFiles]("pending"),
+		Running: state.MakeValueState[string]("running"),
 	}, global)
 }
 
@@ -200,7 +202,53 @@ type commitFn struct {
 	Pending state.Bag[WindowFiles]
 	Running state.Value[string]
 
+	// Run identifies this pipeline's committer among the runs of one
+	// process (tests run several), for the mirror.
+	Run string
+
 	c *committer
+}
+
+// mirror holds, per committer run and key, what the last call left in
+// state: the windows still waiting and the running offsets. On Prism v2.77
+// the committer's state came back empty after the watermark of a bounded
+// read jumped to the end of time while windows were still reaching the
+// committer (every call saw only its own window; the likely cause is that
+// the state of the global window is garbage-collected once the stage's
+// watermark has passed its end). A window left waiting then vanished, and
+// every later window waited for it (TestHappyPath, under load). The mirror
+// is a superset of the state within one worker process, and process-wide
+// because successive bundles of one key may run on different instances of
+// the DoFn. The state alone is what a runner checkpoints and restores
+// (Flink); the table's offsets remain the truth either way.
+var mirror = struct {
+	sync.Mutex
+	m map[string]memState
+}{m: map[string]memState{}}
+
+type memState struct {
+	pending []WindowFiles
+	running Offsets
+}
+
+// windowKey identifies a window's files: its end and its ranges.
+func windowKey(w WindowFiles) string {
+	return fmt.Sprintf("%d %v %d", w.WindowEnd, w.Ranges, len(w.Files))
+}
+
+// union returns a followed by the windows of b that a does not hold.
+func union(a, b []WindowFiles) []WindowFiles {
+	seen := make(map[string]bool, len(a))
+	for _, w := range a {
+		seen[windowKey(w)] = true
+	}
+	for _, w := range b {
+		if k := windowKey(w); !seen[k] {
+			seen[k] = true
+			a = append(a, w)
+		}
+	}
+	return a
 }
 
 func (f *commitFn) Setup(ctx context.Context) error {
@@ -224,21 +272,30 @@ func (f *commitFn) Setup(ctx context.Context) error {
 	})
 }
 
-func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, _ string, w WindowFiles, emit func(Commit)) error {
+func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key string, w WindowFiles, emit func(Commit)) error {
 	pending, _, err := f.Pending.Read(sp)
 	if err != nil {
 		return err
 	}
-	pending = append(pending, w)
-	var running Offsets
+	mkey := f.Run + "\x00" + key
+	mirror.Lock()
+	m := mirror.m[mkey]
+	mirror.Unlock()
+	pending = union(union(pending, m.pending), []WindowFiles{w})
+	running := m.running.Clone()
 	if s, ok, err := f.Running.Read(sp); err != nil {
 		return err
 	} else if ok {
-		if running, err = decodeOffsets(s); err != nil {
+		held, err := decodeOffsets(s)
+		if err != nil {
 			return err
 		}
+		running.Max(held)
 	}
 	rest, running, done, err := f.c.process(ctx, pending, running)
+	mirror.Lock()
+	mirror.m[mkey] = memState{pending: append([]WindowFiles(nil), rest...), running: running.Clone()}
+	mirror.Unlock()
 	for _, c := range done {
 		emit(c)
 	}
@@ -286,4 +343,9 @@ func hookFor(ident string) func(WindowFiles) error {
 		}
 		return nil
 	}
+}
+
+// newRunID returns a random id for one construction of Write.
+func newRunID() string {
+	return strconv.FormatUint(rand.Uint64(), 36)
 }

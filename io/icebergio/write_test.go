@@ -2,6 +2,7 @@ package icebergio_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -178,6 +179,41 @@ func TestWriteLateBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(rowsOf(early, late, next), icebergtest.Rows[Row](t, cat, ident), sortRows); diff != "" {
+		t.Errorf("rows in the table (-want +got):\n%s", diff)
+	}
+}
+
+// TestWriteWindowsAfterTheEnd: every window of a stream fires at once when
+// its watermark jumps to the end of time, as a bounded read's does, and
+// reaches the committer in any order. Prism garbage-collects the state of
+// the global window once its watermark has passed it, so a window kept
+// waiting in state between two bundles would vanish: all must commit.
+func TestWriteWindowsAfterTheEnd(t *testing.T) {
+	sink, cat := testTable(t, "atend")
+	ident := sink.Table.Ident
+	const n = 12
+	c := teststream.NewConfig()
+	var all []RowBatch
+	var want []any
+	for i := range n {
+		b := batch(i+1, 0, int64(10*i), int64(10*i+10))
+		all = append(all, b)
+		if err := c.AddElements(b.EventTime, b); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, icebergio.Commit{Table: ident, WindowEnd: windowEnd(i + 1).UnixMilli(), Rows: 10, Files: 1,
+			Outcome: "committed", Offsets: fmt.Sprintf("events/0=%d ", 10*i+10)})
+	}
+	if err := c.AdvanceWatermarkToInfinity(); err != nil {
+		t.Fatal(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	commits := icebergio.Write(s, sink, icebergio.Offsets{topic: {0: 0}}, beam.ParDo(s, stamp, teststream.Create(s, c)))
+	passert.Equals(s, beam.ParDo(s, withoutSnapshotID, commits), want...)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rowsOf(all...), icebergtest.Rows[Row](t, cat, ident), sortRows); diff != "" {
 		t.Errorf("rows in the table (-want +got):\n%s", diff)
 	}
 }
