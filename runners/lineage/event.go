@@ -170,7 +170,7 @@ type ProcessingEngine struct {
 	Base
 	Version                   string `json:"version"`
 	Name                      string `json:"name"`
-	OpenlineageAdapterVersion string `json:"openlineageAdapterVersion"`
+	OpenlineageAdapterVersion string `json:"openlineageAdapterVersion,omitempty"`
 }
 
 // eventTime is the wire form of an event time: RFC 3339, UTC, milliseconds.
