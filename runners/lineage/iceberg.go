@@ -27,12 +27,24 @@ type Tables struct {
 	// before is each table's current snapshot id when Outputs was called (0:
 	// none), where the snapshots of this run begin.
 	before map[string]int64
+	// ours says whether a snapshot summary's properties are this run's.
+	ours func(map[string]string) bool
 }
 
 // IcebergTables describes the tables idents ("namespace.table") of cat that
 // pipeline (the snapshot summary's haade.pipeline) reads or writes.
 func IcebergTables(cat icebergio.CatalogConfig, pipeline string, idents ...string) *Tables {
-	return &Tables{cat: cat, pipeline: pipeline, idents: idents, before: map[string]int64{}}
+	return &Tables{cat: cat, pipeline: pipeline, idents: idents, before: map[string]int64{},
+		ours: func(p map[string]string) bool { return p[icebergio.SummaryPipeline] == pipeline }}
+}
+
+// MaintainedTables describes the tables idents of cat that table
+// maintenance (pipelines/maintain) rewrites: Committed reports the snapshots
+// that carry icebergio.SummaryMaintenance (compactions, manifest rewrites).
+func MaintainedTables(cat icebergio.CatalogConfig, idents ...string) *Tables {
+	t := IcebergTables(cat, "", idents...)
+	t.ours = func(p map[string]string) bool { return p[icebergio.SummaryMaintenance] != "" }
+	return t
 }
 
 // loadTimeout bounds each catalog read: lineage must not hold a run up.
@@ -161,7 +173,7 @@ func (t *Tables) since(tbl *table.Table, before int64) (snaps []Snapshot, rows, 
 		if s.SnapshotID == before {
 			break
 		}
-		if s.Summary == nil || s.Summary.Properties[icebergio.SummaryPipeline] != t.pipeline {
+		if s.Summary == nil || !t.ours(s.Summary.Properties) {
 			continue
 		}
 		p := s.Summary.Properties

@@ -28,11 +28,12 @@ import (
 	"github.com/haade/haade/testing/icebergtest"
 )
 
-var bronze, silver, gold string
+var bronze, silver, gold, maintain string
 
 func TestMain(m *testing.M) {
-	bins, done := cmdtest.BuildTemp("github.com/haade/haade/pipelines/bronze", "github.com/haade/haade/pipelines/silver", "github.com/haade/haade/pipelines/gold")
-	bronze, silver, gold = bins[0], bins[1], bins[2]
+	bins, done := cmdtest.BuildTemp("github.com/haade/haade/pipelines/bronze", "github.com/haade/haade/pipelines/silver",
+		"github.com/haade/haade/pipelines/gold", "github.com/haade/haade/pipelines/maintain")
+	bronze, silver, gold, maintain = bins[0], bins[1], bins[2], bins[3]
 	code := m.Run()
 	done()
 	os.Exit(code)
@@ -336,6 +337,53 @@ func TestGoldPostsToHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	validate(t, path)
+}
+
+// Maintenance's table jobs: a compaction of three demo runs' files is one
+// run of job "maintain" whose COMPLETE lists the replace snapshot it made,
+// and none of bronze's.
+func TestMaintainLineage(t *testing.T) {
+	lh := newLakehouse(t)
+	for range 3 {
+		if code, errs := run(t, bronze, nil, append(lh.args, "--metrics-addr=", "--demo-events=200")...); code != 0 {
+			t.Fatalf("bronze: exit %d\n%s", code, errs)
+		}
+	}
+	events := filepath.Join(lh.dir, "events.ndjson")
+	code, errs := run(t, maintain, nil, append(lh.args, "--lineage=file://"+events, "--tables=lakehouse.bronze_events",
+		"--actions=compact,rewrite-manifests", "--min-input-files=2")...)
+	if code != 0 {
+		t.Fatalf("maintain: exit %d\n%s", code, errs)
+	}
+	evs := readEvents(t, events)
+	if len(evs) != 2 || evs[0].Job.Name != "maintain" || evs[0].EventType != lineage.Start || evs[1].EventType != lineage.Complete {
+		t.Fatalf("events %+v: want START and COMPLETE of job maintain", evs)
+	}
+	cat, err := lh.cfg.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	var replaced bool
+	for _, s := range icebergtest.Snapshots(t, cat, "lakehouse.bronze_events") {
+		if s.Summary[icebergio.SummaryMaintenance] != "" {
+			want = append(want, s.ID)
+			replaced = replaced || s.Operation == "replace"
+		}
+	}
+	if !replaced {
+		t.Fatalf("maintenance made no replace snapshot (%v): nothing was compacted", want)
+	}
+	var snaps lineage.SnapshotsFacet
+	facet(t, evs[1].Outputs[0].OutputFacets, "haade_snapshots", &snaps)
+	var got []int64
+	for _, s := range snaps.Snapshots {
+		got = append(got, s.SnapshotID)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("maintenance snapshots (-table +event):\n%s", diff)
+	}
+	validate(t, events)
 }
 
 // validate runs testing/lineage/validate.py (openlineage-python's model and
