@@ -56,8 +56,14 @@ func (c *Command) End(ctx context.Context, code int) {
 	if c == nil || c.Emitter == nil {
 		return
 	}
-	c.Start(ctx)
-	outputs := c.OutputTables.Committed(ctx)
+	var outputs []OutputDataset // nil: the outputs of START
+	if c.run == nil {
+		// It failed before it was built (a catalog or broker out of
+		// reach): nothing was committed, and the catalog is read once.
+		c.Start(ctx)
+	} else {
+		outputs = c.OutputTables.Committed(ctx)
+	}
 	switch {
 	case code == 0 && c.Detached:
 		c.run.Running(ctx)
