@@ -10,6 +10,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/runners/lineage"
 )
 
 // Config is everything the bronze pipeline needs; see docs/DESIGN.md,
@@ -49,6 +50,8 @@ type Config struct {
 	// AllowSecondPipeline lets this pipeline id write tables that another
 	// pipeline id already feeds from the same topic.
 	AllowSecondPipeline bool
+	// Lineage is where OpenLineage run events go (runners/lineage); empty: off.
+	Lineage string
 }
 
 // flags defines the command line on fs and returns a func that builds the
@@ -70,6 +73,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	progress := fs.Bool("progress", false, "print a progress line every 5s (always on when stderr is a terminal)")
 	onRecreated := fs.String("on-topic-recreated", "fail", "when --topic was deleted and created again since the tables recorded its offsets: fail, or earliest to read the new topic from its start")
 	allowSecond := fs.Bool("allow-second-pipeline-id", false, "write tables that another --pipeline-id already feeds from --topic (each stores every record once)")
+	lineageURL := lineage.Flag(fs)
 	readUncommitted := fs.Bool("kafka-read-uncommitted", false, "also read records of open and aborted transactions")
 
 	return func() (Config, error) {
@@ -79,7 +83,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 			Catalog: catalog(),
 			Table:   *tbl, DLQTable: *dlq, CommitInterval: *interval, Start: kafkaio.StartPolicy(*start),
 			Bounded: *bounded, MetricsAddr: *metrics, Pipeline: *pipeline, LogFormat: *logFormat, DemoEvents: *demo, Progress: *progress,
-			OnRecreated: *onRecreated, AllowSecondPipeline: *allowSecond,
+			OnRecreated: *onRecreated, AllowSecondPipeline: *allowSecond, Lineage: lineageURL(),
 		}
 		c.Kafka.ReadUncommitted = *readUncommitted
 		return c, c.validate()
@@ -137,6 +141,9 @@ func (c Config) validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format=%q: want text or json", c.LogFormat)
+	}
+	if _, err := lineage.ParseURL(c.Lineage); err != nil {
+		return fmt.Errorf("--lineage: %v", err)
 	}
 	if c.DemoEvents < 0 {
 		return fmt.Errorf("--demo-events=%d: want >= 0", c.DemoEvents)

@@ -39,7 +39,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
-func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) (code int) {
 	fs := runners.NewFlagSet("bronze")
 	config := flags(fs)
 	if err := runners.Parse(fs, args, getenv); err != nil {
@@ -69,6 +69,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	_ = obs.SetupLogging(stderr, cfg.LogFormat)
+	lin, err := newLineage(cfg, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "bronze: --lineage: %v\n", err)
+		return 2
+	}
+	defer func() { lin.End(context.Background(), code) }()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -113,12 +119,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	var demo *demoKafka
 	if len(cfg.Kafka.Brokers) == 0 {
 		if demo, err = startDemo(ctx, &cfg, stdout); err != nil {
+			lin.Failed(err)
 			fmt.Fprintf(stderr, "bronze: embedded demo: %v\n", err)
 			return 1
 		}
 		defer demo.Close()
 	}
+	lineageFor(lin, cfg) // the demo's broker, and its bounded run
 	if err := checkWarehouse(ctx, cfg); err != nil {
+		lin.Failed(err)
 		fmt.Fprintf(stderr, "bronze: %v\n", err)
 		return 2
 	}
@@ -127,9 +136,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	started := time.Now()
 	pl, err := build(ctx, s, cfg)
 	if err != nil {
+		lin.Failed(err)
 		fmt.Fprintf(stderr, "bronze: %v\n", err)
 		return 2
 	}
+	lin.Start(ctx)
 	obs.SetReady(true)
 	if cfg.Progress || obs.IsTerminal(os.Stderr) {
 		go obs.Progress(ctx, stderr, 5*time.Second)
@@ -138,6 +149,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		"bounded", cfg.Bounded, "table", cfg.Table, "dlq", cfg.DLQTable, "commit_interval", cfg.CommitInterval)
 	if _, err := runners.RunWith(runCtx, cfg.Runner, p, runners.Options{
 		Unbounded: !cfg.Bounded, Name: cfg.Pipeline, Parallelism: len(pl.Partitions)}); err != nil {
+		lin.Failed(err)
 		if runCtx.Err() != nil {
 			fmt.Fprintf(stderr, "bronze: stopped: %v\n", err)
 			return 130
@@ -147,6 +159,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	if cfg.Bounded && !kafkaio.Stopped() {
 		if err := checkComplete(ctx, cfg, pl); err != nil {
+			lin.Failed(err)
 			fmt.Fprintf(stderr, "bronze: %v\n", err)
 			return 1
 		}

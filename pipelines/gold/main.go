@@ -17,6 +17,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/runners/lineage"
 	"github.com/haade/haade/transforms/gold"
 )
 
@@ -29,6 +30,8 @@ type Config struct {
 	DailyTable, TermsTable string
 	TopTerms               int
 	Pipeline               string
+	// Lineage is where OpenLineage run events go (runners/lineage); empty: off.
+	Lineage string
 }
 
 func flags(fs *flag.FlagSet) func() (Config, error) {
@@ -40,9 +43,10 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	terms := fs.String("terms-table", "lakehouse.gold_trending_terms", "top terms per hour")
 	top := fs.Int("top-terms", 10, "terms kept per hour")
 	pipeline := fs.String("pipeline-id", "gold", "stable pipeline id written into every snapshot summary")
+	lineageURL := lineage.Flag(fs)
 	return func() (Config, error) {
 		c := Config{Runner: runner(), Endpoint: endpoint(), Catalog: catalog(), Source: *source, DailyTable: *daily,
-			TermsTable: *terms, TopTerms: *top, Pipeline: *pipeline}
+			TermsTable: *terms, TopTerms: *top, Pipeline: *pipeline, Lineage: lineageURL()}
 		if err := runners.Validate(c.Runner, c.Endpoint); err != nil {
 			return c, err
 		}
@@ -57,6 +61,9 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 		if _, err := c.Catalog.Properties(); err != nil {
 			return c, fmt.Errorf("--catalog-uri/--warehouse: %v", err)
 		}
+		if _, err := lineage.ParseURL(c.Lineage); err != nil {
+			return c, fmt.Errorf("--lineage: %v", err)
+		}
 		return c, nil
 	}
 }
@@ -66,18 +73,27 @@ func init() { obs.MustRegister(icebergio.Collectors()...) }
 
 func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)) }
 
-func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) (code int) {
 	cfg, code, ok := runners.Command("gold", args, getenv, stdout, stderr, flags)
 	if !ok {
 		return code
 	}
+	lin, err := newLineage(cfg, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "gold: --lineage: %v\n", err)
+		return 2
+	}
+	defer func() { lin.End(context.Background(), code) }()
 	ctx := context.Background()
 	p, s := beam.NewPipelineWithRoot()
 	if err := build(ctx, s, cfg); err != nil {
+		lin.Failed(err)
 		fmt.Fprintf(stderr, "gold: %v\n", err)
 		return 2
 	}
+	lin.Start(ctx)
 	if _, err := runners.Run(ctx, cfg.Runner, p); err != nil {
+		lin.Failed(err)
 		fmt.Fprintf(stderr, "gold: run failed: %v\n", err)
 		return 1
 	}

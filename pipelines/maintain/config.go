@@ -10,6 +10,7 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/runners/lineage"
 )
 
 // Config is everything table maintenance needs. Every flag can also be set
@@ -25,6 +26,8 @@ type Config struct {
 	Timeout time.Duration
 	// LogFormat is text or json.
 	LogFormat string
+	// Lineage is where OpenLineage run events go (runners/lineage); empty: off.
+	Lineage string
 }
 
 // flags defines the command line on fs and returns a func that builds the
@@ -41,12 +44,14 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	actions := fs.String("actions", joinActions(icebergio.Actions), "comma-separated actions to run, always in this order")
 	timeout := fs.Duration("timeout", time.Hour, "give up after this long, retries included")
 	logFormat := fs.String("log-format", "text", "text or json")
+	lineageURL := lineage.Flag(fs)
 
 	return func() (Config, error) {
 		c := Config{
 			Catalog:   catalogConfig(),
 			Timeout:   *timeout,
 			LogFormat: *logFormat,
+			Lineage:   lineageURL(),
 			Options: icebergio.MaintainOptions{
 				Compact:         icebergio.CompactOptions{TargetFileSize: int64(target), MinInputFiles: *minFiles},
 				ExpireOlderThan: *expire, RetainLast: *retain, OrphanOlderThan: *orphans,
@@ -76,6 +81,9 @@ func (c Config) validate() error {
 	}
 	if len(c.Tables) == 0 {
 		return errors.New("--tables: empty")
+	}
+	if _, err := lineage.ParseURL(c.Lineage); err != nil {
+		return fmt.Errorf("--lineage: %v", err)
 	}
 	for _, t := range c.Tables {
 		if _, err := icebergio.Identifier(t); err != nil {

@@ -30,20 +30,28 @@ func main() {
 
 // run is the whole command: exit 0 when every table was maintained, 1 when
 // one failed, 2 for a bad command line.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (code int) {
 	cfg, code, ok := runners.Tool(newFlagSet(), args, getenv, stdout, stderr, flags)
 	if !ok {
 		return code
 	}
 	_ = obs.SetupLogging(stderr, cfg.LogFormat)
+	lin, err := newLineage(cfg, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "maintain: --lineage: %v\n", err)
+		return 2
+	}
+	defer func() { lin.End(context.Background(), code) }()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	cat, err := cfg.Catalog.Open(ctx)
 	if err != nil {
+		lin.Failed(err)
 		fmt.Fprintf(stderr, "maintain: --catalog-uri=%s: %v\n", icebergio.RedactURI(cfg.Catalog.URI), err)
 		return 2
 	}
 	defer closeCatalog(cat)
+	lin.Start(ctx)
 	failed := 0
 	for _, ident := range cfg.Tables {
 		if err := maintain(ctx, cat, ident, cfg.Options); err != nil {
@@ -52,6 +60,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	if failed > 0 {
+		lin.Failed(fmt.Errorf("%d of %d tables failed", failed, len(cfg.Tables)))
 		fmt.Fprintf(stderr, "maintain: %d of %d tables failed\n", failed, len(cfg.Tables))
 		return 1
 	}

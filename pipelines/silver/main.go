@@ -19,6 +19,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/runners/lineage"
 	"github.com/haade/haade/runners/obs"
 	"github.com/haade/haade/transforms/silver"
 )
@@ -38,6 +39,8 @@ type Config struct {
 	Poll        time.Duration
 	Pipeline    string
 	MetricsAddr string
+	// Lineage is where OpenLineage run events go (runners/lineage); empty: off.
+	Lineage string
 }
 
 func flags(fs *flag.FlagSet) func() (Config, error) {
@@ -53,9 +56,10 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	poll := fs.Duration("poll", 5*time.Second, "how often an unbounded run looks for new bronze snapshots")
 	pipeline := fs.String("pipeline-id", "silver", "stable pipeline id written into every snapshot summary")
 	metrics := fs.String("metrics-addr", "", "address of /metrics; empty turns it off")
+	lineageURL := lineage.Flag(fs)
 	return func() (Config, error) {
 		c := Config{Runner: runner(), Endpoint: endpoint(), Catalog: catalog(), Source: *source, Table: *tbl, Rejects: *rejects,
-			CommitInterval: *interval, Horizon: *horizon, Bounded: *bounded, Poll: *poll, Pipeline: *pipeline, MetricsAddr: *metrics}
+			CommitInterval: *interval, Horizon: *horizon, Bounded: *bounded, Poll: *poll, Pipeline: *pipeline, MetricsAddr: *metrics, Lineage: lineageURL()}
 		if err := runners.Validate(c.Runner, c.Endpoint); err != nil {
 			return c, err
 		}
@@ -73,6 +77,9 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 		if _, err := c.Catalog.Properties(); err != nil {
 			return c, fmt.Errorf("--catalog-uri/--warehouse: %v", err)
 		}
+		if _, err := lineage.ParseURL(c.Lineage); err != nil {
+			return c, fmt.Errorf("--lineage: %v", err)
+		}
 		return c, nil
 	}
 }
@@ -82,11 +89,17 @@ func init() { obs.MustRegister(icebergio.Collectors()...) }
 
 func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)) }
 
-func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) (code int) {
 	cfg, code, ok := runners.Command("silver", args, getenv, stdout, stderr, flags)
 	if !ok {
 		return code
 	}
+	lin, err := newLineage(cfg, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "silver: --lineage: %v\n", err)
+		return 2
+	}
+	defer func() { lin.End(context.Background(), code) }()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 1)
@@ -106,10 +119,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	p, s := beam.NewPipelineWithRoot()
 	if err := build(ctx, s, cfg); err != nil {
+		lin.Failed(err)
 		fmt.Fprintf(stderr, "silver: %v\n", err)
 		return 2
 	}
+	lin.Start(ctx)
 	if _, err := runners.Run(ctx, cfg.Runner, p); err != nil {
+		lin.Failed(err)
 		fmt.Fprintf(stderr, "silver: run failed: %v\n", err)
 		return 1
 	}

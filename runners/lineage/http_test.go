@@ -1,0 +1,152 @@
+package lineage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// An endpoint that fails the first tries gets every event, once, in order,
+// with the API key; the warning names the endpoint without its secrets.
+func TestHTTPRetriesUntilDelivered(t *testing.T) {
+	var mu sync.Mutex
+	var got []RunEvent
+	var auth []string
+	tries := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		tries++
+		if tries <= 3 {
+			http.Error(w, "warming up", http.StatusServiceUnavailable)
+			return
+		}
+		if r.Method != http.MethodPost || r.URL.Path != "/api/v1/lineage" || r.Header.Get("Content-Type") != "application/json" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			t.Errorf("%s %s (%s)", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
+			return
+		}
+		var ev RunEvent
+		if err := json.NewDecoder(r.Body).Decode(&ev); err != nil {
+			t.Errorf("body: %v", err)
+		}
+		got = append(got, ev)
+		auth = append(auth, r.Header.Get("Authorization"))
+		w.WriteHeader(http.StatusCreated) // Marquez answers 201
+	}))
+	defer srv.Close()
+
+	var logs bytes.Buffer
+	u := strings.Replace(srv.URL, "http://", "http://user:pa55word@", 1) + "/api/v1/lineage?token=t0ken"
+	em, err := Open(u, APIKey("api-k3y"), Logger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := em.Start(context.Background(), Job{Name: "silver"}, nil, nil)
+	if took := time.Since(start); took > 50*time.Millisecond {
+		t.Errorf("Start took %v: it must not wait for the endpoint", took)
+	}
+	r.Complete(context.Background(), nil)
+	if err := em.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[0].EventType != Start || got[1].EventType != Complete || got[0].Run.RunID != got[1].Run.RunID {
+		t.Fatalf("endpoint got %+v; want START then COMPLETE of one run", got)
+	}
+	if tries != 5 {
+		t.Errorf("%d requests, want 3 refused + 2", tries)
+	}
+	for _, a := range auth {
+		if a != "Bearer api-k3y" {
+			t.Errorf("Authorization %q, want the bearer key", a)
+		}
+	}
+	if !strings.Contains(logs.String(), "lineage endpoint not reachable; retrying") || !strings.Contains(logs.String(), "HTTP 503") {
+		t.Errorf("no retry warning; logs:\n%s", logs.String())
+	}
+	for _, secret := range []string{"pa55word", "t0ken", "api-k3y"} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the logs show %q:\n%s", secret, logs.String())
+		}
+	}
+}
+
+// An endpoint that never answers holds the run up for at most the timeout,
+// and the run goes on: a warning says what was not delivered.
+func TestHTTPUnreachableIsBounded(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now: connection refused
+
+	for _, tc := range []struct {
+		name string
+		url  string
+	}{
+		{"refused", "http://" + addr + "/api/v1/lineage"},
+		{"hangs", hangingServer(t) + "/api/v1/lineage"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs syncBuffer
+			em, err := Open(tc.url, Timeout(time.Second), Logger(slog.New(slog.NewTextHandler(&logs, nil))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			r := em.Start(context.Background(), Job{Name: "gold"}, nil, nil)
+			r.Fail(context.Background(), io.ErrUnexpectedEOF, nil)
+			em.Close(context.Background())
+			if took := time.Since(start); took > 2500*time.Millisecond {
+				t.Errorf("Start, Fail and Close took %v with a 1s timeout", took)
+			}
+			if !strings.Contains(logs.String(), "not delivered") {
+				t.Errorf("no warning of the lost event; logs:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// hangingServer accepts requests and answers none until the test ends.
+func hangingServer(t *testing.T) string {
+	t.Helper()
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-done:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(done); srv.Close() })
+	return srv.URL
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
