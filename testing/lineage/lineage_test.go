@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package lineage tests the OpenLineage events of the medallion flow: it
 // runs bronze (the embedded demo: an in-process Kafka), silver and gold as
 // processes of their own with --lineage, checks the events they wrote
