@@ -210,25 +210,41 @@ type commitFn struct {
 }
 
 // mirror holds, per committer run and key, what the last call left in
-// state: the windows still waiting and the running offsets. On Prism v2.77
-// the committer's state came back empty after the watermark of a bounded
-// read jumped to the end of time while windows were still reaching the
-// committer (every call saw only its own window; the likely cause is that
-// the state of the global window is garbage-collected once the stage's
-// watermark has passed its end). A window left waiting then vanished, and
-// every later window waited for it (TestHappyPath, under load). The mirror
-// is a superset of the state within one worker process, and process-wide
-// because successive bundles of one key may run on different instances of
-// the DoFn. The state alone is what a runner checkpoints and restores
-// (Flink); the table's offsets remain the truth either way.
+// state: the windows still waiting and the running offsets; and it
+// serializes the calls of one key. On Prism v2.77, once a bounded read's
+// watermark had jumped to the end of time, two bundles of the committer's
+// one key ran at the same time (logs: a window's call waited while an
+// earlier window's commit was under way), each with the state as it was
+// before the other; the one that ended last wrote its view, and a window
+// left waiting vanished, so every later window waited for it
+// (TestHappyPath, under load). Calls of one key now take its lock, and
+// merge the state with what the previous call left here. The mirror is
+// process-wide because bundles of one key may run on different instances
+// of the DoFn. The state alone is what a runner checkpoints and restores
+// (Flink, where one key's calls run one at a time); the table's offsets
+// remain the truth either way.
 var mirror = struct {
 	sync.Mutex
-	m map[string]memState
-}{m: map[string]memState{}}
+	m map[string]*memState
+}{m: map[string]*memState{}}
 
 type memState struct {
+	sync.Mutex
 	pending []WindowFiles
 	running Offsets
+}
+
+// mirrored returns the mirror entry of key, locked.
+func mirrored(key string) *memState {
+	mirror.Lock()
+	m := mirror.m[key]
+	if m == nil {
+		m = &memState{}
+		mirror.m[key] = m
+	}
+	mirror.Unlock()
+	m.Lock()
+	return m
 }
 
 // windowKey identifies a window's files: its end and its ranges.
@@ -273,14 +289,12 @@ func (f *commitFn) Setup(ctx context.Context) error {
 }
 
 func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key string, w WindowFiles, emit func(Commit)) error {
+	m := mirrored(f.Run + "\x00" + key)
+	defer m.Unlock()
 	pending, _, err := f.Pending.Read(sp)
 	if err != nil {
 		return err
 	}
-	mkey := f.Run + "\x00" + key
-	mirror.Lock()
-	m := mirror.m[mkey]
-	mirror.Unlock()
 	pending = union(union(pending, m.pending), []WindowFiles{w})
 	running := m.running.Clone()
 	if s, ok, err := f.Running.Read(sp); err != nil {
@@ -293,9 +307,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key st
 		running.Max(held)
 	}
 	rest, running, done, err := f.c.process(ctx, pending, running)
-	mirror.Lock()
-	mirror.m[mkey] = memState{pending: append([]WindowFiles(nil), rest...), running: running.Clone()}
-	mirror.Unlock()
+	m.pending, m.running = append([]WindowFiles(nil), rest...), running.Clone()
 	for _, c := range done {
 		emit(c)
 	}
