@@ -33,6 +33,10 @@ func ScanRows(ctx context.Context, cfg CatalogConfig, ident string, rows any, op
 	if err != nil {
 		return err
 	}
+	members, err := PromotedMembers(tbl)
+	if err != nil {
+		return err
+	}
 	_, recs, err := tbl.Scan(opts...).ToArrowRecords(ctx)
 	if err != nil {
 		return err
@@ -42,7 +46,7 @@ func ScanRows(ctx context.Context, cfg CatalogConfig, ident string, rows any, op
 		if err != nil {
 			return err
 		}
-		err := appendRecord(out, rt, rec)
+		err := appendRecordFold(out, rt, rec, members)
 		rec.Release()
 		if err != nil {
 			return err
