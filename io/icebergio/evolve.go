@@ -18,6 +18,11 @@ import (
 // misplace data, or Iceberg does not allow it. Nothing is changed then.
 var ErrEvolve = errors.New("icebergio: schema change refused")
 
+// ReadVectorizationProperty is the table property with which Evolve turns
+// off vectorized Parquet reads in Iceberg's Java readers when it widens a
+// column (see evolveOnce).
+const ReadVectorizationProperty = "read.parquet.vectorization.enabled"
+
 // Promotion adds a column filled from the event member of the same name.
 type Promotion struct {
 	Column string
@@ -134,7 +139,7 @@ func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) 
 	}
 	tx := tbl.NewTransaction()
 	us := tx.UpdateSchema(true, false)
-	changed := false
+	changed, widened := false, false
 	names := map[string]bool{} // names taken by this change
 	newPromoted := maps.Clone(promoted)
 
@@ -178,7 +183,7 @@ func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) 
 			return refuse("--widen=%s:%v: Iceberg cannot widen %v to %v (it allows int to long and float to double)", w.Column, w.Type, f.Type, w.Type)
 		}
 		us.UpdateColumn([]string{w.Column}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Valid: true, Val: w.Type}})
-		changed = true
+		changed, widened = true, true
 	}
 	for _, r := range ch.Rename {
 		if err := checkName(r.To); err != nil {
@@ -232,7 +237,15 @@ func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) 
 			rep.Applied = append(rep.Applied, fmt.Sprintf("rename %s to %s (field %d, member %s)", r.From, r.To, f.ID, promoted[f.ID]))
 		}
 	}
-	if err := tx.SetProperties(iceberg.Properties{PromotedProperty: encodePromoted(newPromoted)}); err != nil {
+	props := iceberg.Properties{PromotedProperty: encodePromoted(newPromoted)}
+	if widened {
+		// Iceberg's vectorized Parquet reader (Spark 3.5, Iceberg 1.10)
+		// fails on a column widened from int to long in files that
+		// iceberg-go wrote with an INT(32) annotation (ClassCastException
+		// BigIntVector to IntVector); the row reader widens them right.
+		props[ReadVectorizationProperty] = "false"
+	}
+	if err := tx.SetProperties(props); err != nil {
 		return rep, err
 	}
 	nt, err := tx.Commit(ctx)
