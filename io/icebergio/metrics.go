@@ -48,7 +48,7 @@ var (
 // registers them with the registry it serves (runners/obs.MustRegister);
 // the package never registers them itself.
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{rowsWritten, filesWritten, fileSize, commitDuration, commits, commitConflicts, retries, freshness, uncommittedFiles, lastCommit, sinceCommit}
+	return []prometheus.Collector{rowsWritten, filesWritten, fileSize, commitDuration, commits, commitConflicts, retries, freshness, uncommittedFiles, lastCommit, sinceCommit, promotionMismatches}
 }
 
 // commitSucceeded records a successful commit of table at t.

@@ -33,6 +33,10 @@ func ScanRows(ctx context.Context, cfg CatalogConfig, ident string, rows any, op
 	if err != nil {
 		return err
 	}
+	members, err := PromotedMembers(tbl)
+	if err != nil {
+		return err
+	}
 	_, recs, err := tbl.Scan(opts...).ToArrowRecords(ctx)
 	if err != nil {
 		return err
@@ -42,7 +46,7 @@ func ScanRows(ctx context.Context, cfg CatalogConfig, ident string, rows any, op
 		if err != nil {
 			return err
 		}
-		err := appendRecord(out, rt, rec)
+		err := appendRecordFold(out, rt, rec, members)
 		rec.Release()
 		if err != nil {
 			return err
@@ -52,6 +56,15 @@ func ScanRows(ctx context.Context, cfg CatalogConfig, ident string, rows any, op
 }
 
 func appendRecord(out reflect.Value, rt *rowType, rec arrow.RecordBatch) error {
+	return appendRecordFold(out, rt, rec, nil)
+}
+
+// appendRecordFold is appendRecord that, when the row type has an overflow
+// column, folds the record's columns that the row type lacks into it, as
+// members named by members (column name -> member; a column not in it
+// keeps its own name): a promoted column read into a row type that
+// predates it is not lost.
+func appendRecordFold(out reflect.Value, rt *rowType, rec arrow.RecordBatch, members map[string]string) error {
 	n := int(rec.NumRows())
 	base := out.Len()
 	out.Set(reflect.AppendSlice(out, reflect.MakeSlice(out.Type(), n, n)))
@@ -62,6 +75,9 @@ func appendRecord(out reflect.Value, rt *rowType, rec arrow.RecordBatch) error {
 			continue
 		}
 		col := rec.Column(idx[0])
+		if !kindFits(c, col.DataType()) {
+			return fmt.Errorf("%w: column %s is %v in the data, %v in %v", ErrIncompatibleSchema, c.name, col.DataType(), c.typ, rt.goType)
+		}
 		for i := 0; i < n; i++ {
 			p := unsafe.Add(out.Index(base+i).Addr().UnsafePointer(), c.offset)
 			if col.IsNull(i) {
@@ -72,7 +88,73 @@ func appendRecord(out reflect.Value, rt *rowType, rec arrow.RecordBatch) error {
 			}
 		}
 	}
+	if rt.overflow >= 0 {
+		foldColumns(out, base, n, rt, rec, members)
+	}
 	return nil
+}
+
+// foldColumns folds the columns of rec that rt lacks into the overflow
+// column of rows base..base+n of out.
+func foldColumns(out reflect.Value, base, n int, rt *rowType, rec arrow.RecordBatch, members map[string]string) {
+	type extraCol struct {
+		member string
+		col    arrow.Array
+	}
+	var extras []extraCol
+	for i, f := range rec.Schema().Fields() {
+		known := false
+		for _, c := range rt.columns {
+			if c.name == f.Name {
+				known = true
+				break
+			}
+		}
+		if !known {
+			m := f.Name
+			if mm, ok := members[f.Name]; ok {
+				m = mm
+			}
+			extras = append(extras, extraCol{m, rec.Column(i)})
+		}
+	}
+	if len(extras) == 0 {
+		return
+	}
+	over := rt.columns[rt.overflow]
+	for i := 0; i < n; i++ {
+		add := map[string]string{}
+		for _, x := range extras {
+			if v, ok := jsonCell(x.col, i); ok {
+				add[x.member] = v
+			}
+		}
+		if len(add) == 0 {
+			continue
+		}
+		p := (**string)(unsafe.Add(out.Index(base+i).Addr().UnsafePointer(), over.offset))
+		*p = foldIntoObject(*p, add)
+	}
+}
+
+// kindFits reports whether setCell can store values of Arrow type dt in
+// column c without loss (it would otherwise write past a narrower field).
+func kindFits(c column, dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.STRING, arrow.LARGE_STRING:
+		return c.kind == reflect.String
+	case arrow.BINARY, arrow.LARGE_BINARY:
+		return c.kind == reflect.Slice
+	case arrow.BOOL:
+		return c.kind == reflect.Bool
+	case arrow.INT32, arrow.DATE32:
+		return c.kind == reflect.Int32
+	case arrow.INT64, arrow.TIMESTAMP:
+		return c.kind == reflect.Int64
+	case arrow.FLOAT64:
+		return c.kind == reflect.Float64
+	}
+	return false
 }
 
 func setCell(col arrow.Array, i int, c column, p unsafe.Pointer) error {

@@ -3,6 +3,7 @@ package icebergio
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -26,6 +27,12 @@ import (
 //
 // Supported Go types: string, []byte, bool, int32, int64, float64, and
 // pointers to each (except []byte, where nil is null).
+//
+// "overflow" marks a *string column that holds a JSON object of the source
+// members the row type has no field for (bronze's extra). A table may
+// promote such members to columns of their own (see PromotedProperty): the
+// writer then moves them out of the overflow into their columns, and a read
+// into the row type folds columns it lacks back into the overflow.
 
 // column is one tagged field of a row type.
 type column struct {
@@ -41,6 +48,8 @@ type column struct {
 type rowType struct {
 	goType  reflect.Type
 	columns []column
+	// overflow is the index in columns of the "overflow" column, or -1.
+	overflow int
 }
 
 // rowTypeOf parses the iceberg tags of a struct type.
@@ -48,7 +57,7 @@ func rowTypeOf(t reflect.Type) (*rowType, error) {
 	if t == nil || t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("%w: %v is not a struct", ErrRowType, t)
 	}
-	rt := &rowType{goType: t}
+	rt := &rowType{goType: t, overflow: -1}
 	seen := map[string]bool{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -71,6 +80,11 @@ func rowTypeOf(t reflect.Type) (*rowType, error) {
 		var timeType iceberg.Type
 		for _, o := range parts[1:] {
 			switch o {
+			case "overflow":
+				if rt.overflow >= 0 || !c.pointer || ft.Kind() != reflect.String {
+					return nil, fmt.Errorf("%w: %v.%s: overflow wants one *string column", ErrRowType, t, f.Name)
+				}
+				rt.overflow = len(rt.columns)
 			case "required":
 				c.required = true
 			case "timestamptz":
@@ -174,9 +188,25 @@ type appender struct {
 	size  uintptr
 	cols  []int // arrow field index -> column index, or -1 for "always null"
 	build *array.RecordBuilder
+
+	// Promoted columns, filled from the row type's overflow column.
+	prom    []promotedCol
+	promIdx []int // arrow field index of each of prom
+	vals    []cell
+	bad     []int
+	// mismatch is called with the name of a promoted column whose member
+	// did not fit it (nil: not counted).
+	mismatch func(column string)
 }
 
 func newAppender(rt *rowType, b *array.RecordBuilder) *appender {
+	return newPromotingAppender(rt, b, nil)
+}
+
+// newPromotingAppender is newAppender for a table with promoted columns:
+// when the row type has an overflow column, the members of prom are moved
+// out of it into their columns.
+func newPromotingAppender(rt *rowType, b *array.RecordBuilder, prom []promotedCol) *appender {
 	sc := b.Schema()
 	a := &appender{rt: rt, size: rt.goType.Size(), build: b, cols: make([]int, sc.NumFields())}
 	for i, f := range sc.Fields() {
@@ -187,6 +217,18 @@ func newAppender(rt *rowType, b *array.RecordBuilder) *appender {
 			}
 		}
 	}
+	if rt.overflow < 0 {
+		return a
+	}
+	for _, p := range prom {
+		for i, f := range sc.Fields() {
+			if f.Name == p.name && a.cols[i] < 0 {
+				a.prom = append(a.prom, p)
+				a.promIdx = append(a.promIdx, i)
+			}
+		}
+	}
+	a.vals = make([]cell, len(a.prom))
 	return a
 }
 
@@ -199,19 +241,66 @@ func (a *appender) appendSlice(rows reflect.Value, lo, hi int) {
 	}
 	base := rows.Index(lo).Addr().UnsafePointer()
 	n := hi - lo
+	var rests []*string
+	if len(a.prom) > 0 {
+		rests = a.promote(base, n)
+	}
 	for i, ci := range a.cols {
 		fb := a.build.Field(i)
 		if ci < 0 {
-			fb.AppendNulls(n)
+			if !slices.Contains(a.promIdx, i) {
+				fb.AppendNulls(n)
+			}
 			continue
 		}
 		c := a.rt.columns[ci]
 		fb.Reserve(n)
+		if rests != nil && ci == a.rt.overflow {
+			sb := fb.(*array.StringBuilder)
+			for _, r := range rests {
+				if r == nil {
+					sb.AppendNull()
+				} else {
+					sb.Append(*r)
+				}
+			}
+			continue
+		}
 		for r := 0; r < n; r++ {
 			p := unsafe.Add(base, uintptr(r)*a.size+c.offset)
 			appendCell(fb, c, p)
 		}
 	}
+}
+
+// promote appends the promoted columns of n rows from base, and returns
+// each row's overflow without the members it moved.
+func (a *appender) promote(base unsafe.Pointer, n int) []*string {
+	over := a.rt.columns[a.rt.overflow]
+	rests := make([]*string, n)
+	for _, i := range a.promIdx {
+		a.build.Field(i).Reserve(n)
+	}
+	for r := 0; r < n; r++ {
+		ps := *(**string)(unsafe.Add(base, uintptr(r)*a.size+over.offset))
+		if ps == nil {
+			for _, i := range a.promIdx {
+				a.build.Field(i).AppendNull()
+			}
+			continue
+		}
+		a.bad = a.bad[:0]
+		rests[r], a.bad = splitOverflow(*ps, a.prom, a.vals, a.bad)
+		for k, i := range a.promIdx {
+			appendCellTo(a.build.Field(i), a.vals[k])
+		}
+		if a.mismatch != nil {
+			for _, k := range a.bad {
+				a.mismatch(a.prom[k].name)
+			}
+		}
+	}
+	return rests
 }
 
 func appendCell(fb array.Builder, c column, p unsafe.Pointer) {

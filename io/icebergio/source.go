@@ -3,6 +3,7 @@ package icebergio
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -11,19 +12,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/iceberg-go"
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -49,6 +45,12 @@ type SnapshotRows struct {
 	SnapshotID int64
 	Rows       int64
 	IPC        []byte
+	// Members maps the source table's promoted columns to the members that
+	// fill them (see PromotedProperty): Decode into a row type that lacks
+	// such a column folds it into the row type's overflow under that name.
+	// JSON text, "" for none (a string, not a map: see FinishBundle in
+	// writer.go on nil fields through portable runners).
+	Members string
 }
 
 // Decode appends the rows to *out, a pointer to a slice of a row struct
@@ -65,13 +67,19 @@ func (r SnapshotRows) Decode(out any) error {
 	if err != nil {
 		return err
 	}
+	var members map[string]string
+	if r.Members != "" {
+		if err := json.Unmarshal([]byte(r.Members), &members); err != nil {
+			return fmt.Errorf("%w: SnapshotRows.Members: %v", ErrRowType, err)
+		}
+	}
 	rd, err := ipc.NewReader(bytes.NewReader(r.IPC))
 	if err != nil {
 		return err
 	}
 	defer rd.Release()
 	for rd.Next() {
-		if err := appendRecord(pv.Elem(), rt, rd.RecordBatch()); err != nil {
+		if err := appendRecordFold(pv.Elem(), rt, rd.RecordBatch(), members); err != nil {
 			return err
 		}
 	}
@@ -205,6 +213,12 @@ func (f *snapshotsFn) ProcessElement(ctx context.Context, we *sourceWatermark, r
 			return sdf.StopProcessing(), nil
 		}
 		out := SnapshotRows{Range: Range{Topic: SourceTopic(f.Ident), Start: next, End: snap.SequenceNumber + 1}, SnapshotID: snap.SnapshotID}
+		if m, err := PromotedMembers(tbl); err != nil {
+			return sdf.StopProcessing(), err
+		} else if len(m) > 0 {
+			b, _ := json.Marshal(m)
+			out.Members = string(b)
+		}
 		if err := retry(ctx, defaultBackoff, "read snapshot", f.Ident, func() error {
 			var err error
 			out.IPC, out.Rows, err = addedRows(ctx, tbl, snap)
@@ -248,83 +262,48 @@ func appendSnapshots(tbl *table.Table, from, to int64) []table.Snapshot {
 	return out
 }
 
-// addedRows reads the data files that snapshot added, as one Arrow IPC
-// stream. Appended files carry no deletes, so reading the Parquet files as
-// they are is the snapshot's new rows.
+// addedRows reads the rows that snapshot added, as one Arrow IPC stream in
+// the table's current schema: files are matched to it by field id, so
+// files written before a column was added (null there), renamed or widened
+// read like the newest ones, and one snapshot may hold files of several
+// schemas. Appended files carry no deletes.
 func addedRows(ctx context.Context, tbl *table.Table, snap table.Snapshot) ([]byte, int64, error) {
-	fs, err := tbl.FS(ctx)
+	inc := tbl.NewIncrementalAppendScan()
+	if snap.ParentSnapshotID != nil {
+		inc = inc.FromSnapshotExclusive(*snap.ParentSnapshotID)
+	} else {
+		inc = inc.FromSnapshotInclusive(snap.SnapshotID)
+	}
+	tasks, err := inc.ToSnapshot(snap.SnapshotID).PlanFiles(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	manifests, err := snap.Manifests(fs)
+	if len(tasks) == 0 {
+		return nil, 0, nil
+	}
+	as, recs, err := tbl.Scan().ReadTasks(ctx, tasks)
 	if err != nil {
 		return nil, 0, err
 	}
 	var buf bytes.Buffer
-	var w *ipc.Writer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(as))
 	var rows int64
-	for _, m := range manifests {
-		if m.ManifestContent() != iceberg.ManifestContentData || m.SnapshotID() != snap.SnapshotID {
-			continue
-		}
-		entries, err := m.FetchEntries(fs, true)
+	for rec, err := range recs {
 		if err != nil {
 			return nil, 0, err
 		}
-		for _, e := range entries {
-			if e.Status() != iceberg.EntryStatusADDED || e.SnapshotID() != snap.SnapshotID {
-				continue
-			}
-			n, err := readParquet(ctx, fs, e.DataFile().FilePath(), func(rec arrow.RecordBatch) error {
-				if w == nil {
-					w = ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
-				}
-				return w.Write(rec)
-			})
-			if err != nil {
-				return nil, 0, fmt.Errorf("read %s: %w", e.DataFile().FilePath(), err)
-			}
-			rows += n
-		}
-	}
-	if w != nil {
-		if err := w.Close(); err != nil {
+		rows += rec.NumRows()
+		err = w.Write(rec)
+		rec.Release()
+		if err != nil {
 			return nil, 0, err
 		}
 	}
+	if err := w.Close(); err != nil {
+		return nil, 0, err
+	}
 	slog.Debug("read snapshot", "snapshot", snap.SnapshotID, "rows", rows)
 	return buf.Bytes(), rows, nil
-}
-
-func readParquet(ctx context.Context, fs iceio.IO, path string, fn func(arrow.RecordBatch) error) (int64, error) {
-	f, err := fs.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return 0, err
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		return 0, err
-	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer rr.Release()
-	var n int64
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		n += rec.NumRows()
-		if err := fn(rec); err != nil {
-			return n, err
-		}
-	}
-	return n, rr.Err()
 }
 
 // sourceWatermark is the watermark of the single element of ReadSnapshots:

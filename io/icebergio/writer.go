@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"log/slog"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -51,10 +53,16 @@ type writeFn struct {
 	TargetFileSize int64
 	// TopicIDs is JSON TopicIDs: the current ids of the source topics.
 	TopicIDs string
+	// SchemaEvery is how often, in nanoseconds, a bundle's start looks for
+	// a new schema or promoted columns of the table (see evolve.go).
+	// Default (0) 2s; negative never.
+	SchemaEvery int64
 
 	cat       catalog.Catalog
 	tbl       *table.Table
 	schema    *arrow.Schema
+	prom      []promotedCol
+	checked   time.Time
 	committed Offsets
 	bufs      map[mtime.Time]*windowBuf
 	inflight  *fileWrite // the latest background write (see flush.go)
@@ -101,13 +109,68 @@ func (f *writeFn) Setup(ctx context.Context) error {
 			closeCatalog(cat)
 			return permanent(err)
 		}
-		f.cat, f.tbl, f.schema, f.committed = cat, tbl, sc, committed
+		prom, err := promotedColumns(tbl)
+		if err != nil {
+			closeCatalog(cat)
+			return permanent(err)
+		}
+		f.cat, f.tbl, f.schema, f.committed, f.prom, f.checked = cat, tbl, sc, committed, prom, time.Now()
 		return nil
 	})
 }
 
-func (f *writeFn) StartBundle(_ context.Context, _ func(beam.EventTime, FileSet)) {
+func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, FileSet)) {
 	f.bufs = map[mtime.Time]*windowBuf{}
+	f.refreshSchema(ctx)
+}
+
+// refreshSchema takes up the table's current schema and promoted columns,
+// at most every SchemaEvery, between bundles (no write of an earlier bundle
+// runs then, and every file of a bundle has one schema). A catalog that
+// cannot be reached keeps the schema known: rows written with it lose
+// nothing (a member not yet promoted stays in the overflow column).
+func (f *writeFn) refreshSchema(ctx context.Context) {
+	every := time.Duration(f.SchemaEvery)
+	if every == 0 {
+		every = 2 * time.Second
+	}
+	if every < 0 || time.Since(f.checked) < every {
+		return
+	}
+	f.checked = time.Now()
+	tbl, err := loadTable(ctx, f.cat, f.Ident)
+	if err != nil {
+		slog.Warn("schema check failed; writing with the known schema", "table", f.Ident, "err", err)
+		return
+	}
+	prom, err := promotedColumns(tbl)
+	if err != nil {
+		slog.Warn("schema check failed; writing with the known schema", "table", f.Ident, "err", err)
+		return
+	}
+	if tbl.Schema().ID == f.tbl.Schema().ID && tbl.Metadata().DefaultPartitionSpec() == f.tbl.Metadata().DefaultPartitionSpec() && samePromoted(prom, f.prom) {
+		return
+	}
+	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		slog.Warn("schema check failed; writing with the known schema", "table", f.Ident, "err", err)
+		return
+	}
+	slog.Info("table schema changed: writing with the new one", "table", f.Ident, "schema_id", tbl.Schema().ID,
+		"was", f.tbl.Schema().ID, "promoted", len(prom))
+	f.tbl, f.schema, f.prom = tbl, sc, prom
+}
+
+func samePromoted(a, b []promotedCol) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].id != b[i].id || a[i].member != b[i].member || a[i].name != b[i].name || !a[i].typ.Equals(b[i].typ) {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.EventTime, elem beam.X, _ func(beam.EventTime, FileSet)) error {
@@ -140,7 +203,14 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.Even
 			if err != nil {
 				return err
 			}
-			buf.app = newAppender(rt, buf.builder)
+			// The schema may have changed since Open checked it: never
+			// write a column the rows have as null.
+			if err := rt.checkCompatible(f.tbl.Schema()); err != nil {
+				return fmt.Errorf("icebergio.Write %s: %w", f.Ident, err)
+			}
+			buf.app = newPromotingAppender(rt, buf.builder, f.prom)
+			ident := f.Ident
+			buf.app.mismatch = func(col string) { promotionMismatches.WithLabelValues(ident, col).Inc() }
 			buf.rowType = rows.Type().Elem()
 		} else if buf.rowType != rows.Type().Elem() {
 			return fmt.Errorf("icebergio.Write %s: rows of %v and %v in one PCollection", f.Ident, buf.rowType, rows.Type().Elem())

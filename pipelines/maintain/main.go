@@ -6,6 +6,10 @@
 // line per action and table.
 //
 //	go run ./pipelines/maintain --catalog-uri=lakehouse/catalog.db --warehouse=lakehouse/warehouse
+//
+// `maintain evolve` changes a table's schema instead (see evolve.go):
+//
+//	go run ./pipelines/maintain evolve --table=lakehouse.bronze_events --promote=region:string
 package main
 
 import (
@@ -31,6 +35,9 @@ func main() {
 // run is the whole command: exit 0 when every table was maintained, 1 when
 // one failed, 2 for a bad command line.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (code int) {
+	if len(args) > 0 && args[0] == "evolve" {
+		return runEvolve(ctx, args[1:], getenv, stdout, stderr)
+	}
 	cfg, code, ok := runners.Tool(newFlagSet(), args, getenv, stdout, stderr, flags)
 	if !ok {
 		return code

@@ -169,7 +169,10 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	}
 	src.Poll = cfg.Poll
 
-	snapshots := icebergio.ReadSnapshots(s, src)
+	if _, err := icebergio.FollowPromotions(ctx, cfg.Catalog, cfg.Source, cfg.Table); err != nil {
+		return fmt.Errorf("--table=%s: %w", cfg.Table, err)
+	}
+	snapshots := silver.Follow(s, icebergio.ReadSnapshots(s, src), silver.FollowOptions{Catalog: cfg.Catalog, Source: cfg.Source, Target: cfg.Table})
 	clean, bad := silver.FromBronze(s, snapshots)
 	clean = silver.Dedup(s, clean, silver.DedupOptions{Horizon: cfg.Horizon, Catalog: cfg.Catalog, Table: cfg.Table})
 	icebergio.Write(s, events, start, clean)

@@ -25,7 +25,7 @@ type Event struct {
 	KafkaPartition int32   `iceberg:"kafka_partition,required"`
 	KafkaOffset    int64   `iceberg:"kafka_offset,required"`
 	KafkaTimestamp *int64  `iceberg:"kafka_timestamp,timestamptz"`
-	Extra          *string `iceberg:"extra"`
+	Extra          *string `iceberg:"extra,overflow"`
 }
 
 // DeadLetter is one row of lakehouse.bronze_events_dlq: a record that did

@@ -29,7 +29,7 @@ type Event struct {
 	KafkaPartition   int32   `iceberg:"kafka_partition,required"`
 	KafkaOffset      int64   `iceberg:"kafka_offset,required"`
 	BronzeSnapshotID int64   `iceberg:"bronze_snapshot_id,required"`
-	Extra            *string `iceberg:"extra"`
+	Extra            *string `iceberg:"extra,overflow"`
 }
 
 // Reject is one row of lakehouse.silver_rejects: a bronze row that failed
