@@ -221,7 +221,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 		res.Offsets = running.String()
 		done = append(done, res)
 		commits.WithLabelValues(c.ident, res.Outcome).Inc()
-		if res.Outcome == "empty" && running.ahead(committed) && time.Since(durableAt) >= c.progressInterval() {
+		if res.Outcome == "empty" && running.ahead(committed) && (time.Since(durableAt) >= c.progressInterval() || stopping.Load()) {
 			if err := c.recordProgress(ctx, running); err != nil {
 				return pending, running, done, err
 			}
