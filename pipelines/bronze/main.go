@@ -136,8 +136,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	slog.Info("running", "runner", cfg.Runner, "topic", cfg.Kafka.Topic, "partitions", len(pl.Partitions),
 		"bounded", cfg.Bounded, "table", cfg.Table, "dlq", cfg.DLQTable, "commit_interval", cfg.CommitInterval)
-	if _, err := runners.RunWith(runCtx, cfg.Runner, p, runners.Options{
-		Unbounded: !cfg.Bounded, Name: cfg.Pipeline, Parallelism: len(pl.Partitions)}); err != nil {
+	if pl, err = runGrowing(ctx, runCtx, cfg, p, pl); err != nil {
 		if runCtx.Err() != nil {
 			fmt.Fprintf(stderr, "bronze: stopped: %v\n", err)
 			return 130
