@@ -27,6 +27,7 @@ func TestFaults(t *testing.T) {
 		run  func(t *testing.T, name string)
 	}{
 		{"postgres-killed", serviceKilled("postgres")},
+		{"postgres-restarted", serviceRestarted("postgres")},
 		{"minio-killed", serviceKilled("minio")},
 		{"kafka-killed", serviceKilled("kafka")},
 		{"sigterm-slow-commit", sigtermSlowCommit},
