@@ -13,3 +13,7 @@ var stopping atomic.Bool
 // start read everything since again. It works where the committer runs in
 // this process (Prism); on Flink a stop cancels the job.
 func Stopping() { stopping.Store(true) }
+
+// Running undoes Stopping, for a process that runs a pipeline again after
+// a clean stop of the previous one (bronze, when partitions were added).
+func Running() { stopping.Store(false) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/runners"
 )
@@ -50,6 +51,7 @@ func runGrowing(ctx, runCtx context.Context, cfg Config, p *beam.Pipeline, pl *p
 		if err != nil || ourStop.Load() == 0 || kafkaio.StopTime() != ourStop.Load() {
 			return pl, err // done, failed, or stopped by a signal
 		}
+		icebergio.Running() // the stop was ours, not the process's
 		np, s := beam.NewPipelineWithRoot()
 		npl, err := build(ctx, s, cfg)
 		if err != nil {
