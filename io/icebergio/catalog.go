@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -112,7 +113,7 @@ func (c CatalogConfig) Properties() (iceberg.Properties, error) {
 					return nil, fmt.Errorf("catalog uri %q: %v", c.URI, err)
 				}
 			}
-			p["uri"] = "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)"
+			p["uri"] = "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10) + ")"
 			p["sql.driver"] = "sqliteshim"
 			p["sql.dialect"] = "sqlite"
 		}
@@ -154,8 +155,11 @@ func (c CatalogConfig) Open(ctx context.Context) (catalog.Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCatalog, err)
 	}
-	cat, err := catalog.Load(ctx, c.withDefaults().Name, props)
+	cat, err := loadWaitingWhileBusy(ctx, c.withDefaults().Name, props, c.URI)
 	if err != nil {
+		if isBusy(err) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: open %s catalog %q: %v", ErrCatalog, c.withDefaults().Type, RedactURI(c.URI), err)
 	}
 	return cat, nil

@@ -135,6 +135,12 @@ type committer struct {
 	// progressEvery is how often offsets advanced by windows without rows
 	// are recorded in the table's progress property. Default 1 minute.
 	progressEvery time.Duration
+	// open, when set, opens the catalog again after a failure: a
+	// connection that failed (a SQLite file opened read-only, a database
+	// that restarted) is not reused for ever. See reopen.go.
+	open func(context.Context) (catalog.Catalog, error)
+	// stale is set when the last catalog call failed: the next one reopens.
+	stale bool
 	// beforeCommit, when set, runs after the files are decoded and before
 	// the snapshot is committed; tests use it to inject crashes.
 	beforeCommit func(WindowFiles) error
@@ -215,7 +221,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 		res.Offsets = running.String()
 		done = append(done, res)
 		commits.WithLabelValues(c.ident, res.Outcome).Inc()
-		if res.Outcome == "empty" && running.ahead(committed) && time.Since(durableAt) >= c.progressInterval() {
+		if res.Outcome == "empty" && running.ahead(committed) && (time.Since(durableAt) >= c.progressInterval() || stopping.Load()) {
 			if err := c.recordProgress(ctx, running); err != nil {
 				return pending, running, done, err
 			}
@@ -237,7 +243,7 @@ func (c *committer) progressInterval() time.Duration {
 // the table or had no rows for it.
 func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 	return retry(ctx, c.backoff, "record progress", c.ident, func() error {
-		tbl, err := loadTable(ctx, c.cat, c.ident)
+		tbl, err := c.loadTable(ctx)
 		if err != nil {
 			return err
 		}
@@ -255,6 +261,8 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 		_, err = tx.Commit(ctx)
 		if err == nil {
 			slog.Info("recorded progress", "table", c.ident, "offsets", offsets.String())
+		} else if !isConflict(err) {
+			c.stale = true
 		}
 		return err
 	})
@@ -271,7 +279,7 @@ func (c *committer) load(ctx context.Context) (*table.Table, error) {
 	var tbl *table.Table
 	err := retry(ctx, c.backoff, "load table", c.ident, func() error {
 		var err error
-		tbl, err = loadTable(ctx, c.cat, c.ident)
+		tbl, err = c.loadTable(ctx)
 		return err
 	})
 	return tbl, err
@@ -292,7 +300,7 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 	}
 	started := time.Now()
 	err = retry(ctx, c.backoff, "commit", c.ident, func() error {
-		tbl, err := loadTable(ctx, c.cat, c.ident)
+		tbl, err := c.loadTable(ctx)
 		if err != nil {
 			return err
 		}
@@ -349,6 +357,8 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 			if isConflict(err) {
 				commitConflicts.WithLabelValues(c.ident).Inc()
 				slog.Warn("commit conflict, reloading", "table", c.ident, "err", err)
+			} else {
+				c.stale = true
 			}
 			return err
 		}

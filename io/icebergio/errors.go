@@ -1,6 +1,9 @@
 package icebergio
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors returned by this package. Narrower errors wrap these with %w.
 var (
@@ -14,6 +17,16 @@ var (
 
 	// ErrCatalog is returned when the catalog cannot be opened or reached.
 	ErrCatalog = errors.New("icebergio: catalog")
+
+	// ErrWarehouse is returned when the catalog answers but the table's
+	// files cannot be written under the warehouse: a directory that is not
+	// writable, a bucket the credentials may not write.
+	ErrWarehouse = errors.New("icebergio: warehouse not writable")
+
+	// ErrCatalogBusy is returned when a SQLite catalog stays locked by
+	// another process (SQLITE_BUSY) for longer than Open waits
+	// (CatalogBusyWait). It wraps ErrCatalog.
+	ErrCatalogBusy = fmt.Errorf("%w busy", ErrCatalog)
 
 	// ErrOffsetsOverlap is returned by the committer when a window covers
 	// offsets that the table already holds only in part: a broken invariant,

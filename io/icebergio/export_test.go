@@ -73,3 +73,7 @@ func WriteWindow(ctx context.Context, cfg CatalogConfig, ident, pipeline string,
 	mergeFn{}.ProcessElement(w, ident, next, func(_ string, wf WindowFiles) { out = wf })
 	return out, true, nil
 }
+
+// SetOpen makes the committer open its catalog again with open after a
+// failure.
+func (c *committer) SetOpen(open func(context.Context) (catalog.Catalog, error)) { c.open = open }

@@ -108,7 +108,7 @@ func EnsureTable(ctx context.Context, cat catalog.Catalog, t Table) (*table.Tabl
 			tbl, err = cat.LoadTable(ctx, ident)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: create table %s: %v", ErrCatalog, t.Ident, err)
+			return nil, fmt.Errorf("%w: create table %s: %v", createError(err), t.Ident, err)
 		}
 	} else if err != nil {
 		return nil, fmt.Errorf("%w: load table %s: %v", ErrCatalog, t.Ident, err)

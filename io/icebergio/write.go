@@ -282,7 +282,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 			return err
 		}
 		tableSeen(f.Ident)
-		f.c = &committer{cat: cat, ident: f.Ident, pipeline: f.Pipeline, start: start, ids: ids, beforeCommit: hookFor(f.Ident),
+		f.c = &committer{cat: cat, open: f.Catalog.Open, ident: f.Ident, pipeline: f.Pipeline, start: start, ids: ids, beforeCommit: hookFor(f.Ident),
 			progressEvery: time.Duration(f.ProgressEvery)}
 		return nil
 	})

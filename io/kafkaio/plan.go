@@ -45,6 +45,9 @@ func Plan(ctx context.Context, cfg Config, committed map[int32]int64, policy Sta
 		err = starts.Error()
 	}
 	if err != nil {
+		if aerr := authzError(cfg, "list start offsets", err); aerr != nil {
+			return nil, aerr
+		}
 		return nil, fmt.Errorf("%w: list start offsets: %v", ErrUnreachable, err)
 	}
 	// A read_committed consumer stops at the last stable offset.
@@ -58,6 +61,9 @@ func Plan(ctx context.Context, cfg Config, committed map[int32]int64, policy Sta
 		err = ends.Error()
 	}
 	if err != nil {
+		if aerr := authzError(cfg, "list end offsets", err); aerr != nil {
+			return nil, aerr
+		}
 		return nil, fmt.Errorf("%w: list end offsets: %v", ErrUnreachable, err)
 	}
 
@@ -123,6 +129,9 @@ func describe(ctx context.Context, cfg Config, timeout time.Duration) (*kadm.Cli
 	topics, err := adm.ListTopics(ctx, cfg.Topic)
 	if err != nil {
 		adm.Close()
+		if aerr := authzError(cfg, "list topics", err); aerr != nil {
+			return nil, kadm.TopicDetail{}, aerr
+		}
 		return nil, kadm.TopicDetail{}, fmt.Errorf("%w: %s: %v", ErrUnreachable, strings.Join(cfg.Brokers, ","), err)
 	}
 	td, ok := topics[cfg.Topic]
@@ -132,6 +141,9 @@ func describe(ctx context.Context, cfg Config, timeout time.Duration) (*kadm.Cli
 	}
 	if td.Err != nil {
 		adm.Close()
+		if aerr := authzError(cfg, "describe topic", td.Err); aerr != nil {
+			return nil, td, aerr
+		}
 		return nil, td, fmt.Errorf("%w: topic %q: %v", ErrUnreachable, cfg.Topic, td.Err)
 	}
 	return adm, td, nil

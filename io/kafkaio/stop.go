@@ -1,6 +1,7 @@
 package kafkaio
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -16,7 +17,28 @@ var stopBefore atomic.Int64
 //
 // Offsets not read yet are not lost: the tables' offsets say where the next
 // run starts. Reads constructed after Stop are not affected.
-func Stop() { stopBefore.Store(time.Now().UnixNano()) }
+func Stop() {
+	stopBefore.Store(time.Now().UnixNano())
+	stopHooks.Lock()
+	hooks := stopHooks.fns
+	stopHooks.Unlock()
+	for _, fn := range hooks {
+		fn()
+	}
+}
+
+var stopHooks struct {
+	sync.Mutex
+	fns []func()
+}
+
+// OnStop makes Stop call fn, after the reads were told to stop: for a sink
+// that must make its last commits durable (icebergio.Stopping).
+func OnStop(fn func()) {
+	stopHooks.Lock()
+	defer stopHooks.Unlock()
+	stopHooks.fns = append(stopHooks.fns, fn)
+}
 
 func stopped(constructed int64) bool { return constructed <= stopBefore.Load() }
 

@@ -188,7 +188,7 @@ func CheckWritable(ctx context.Context, cfg Config, bucket, prefix string) error
 	_, err = cl.PutObject(ctx, bucket, key, strings.NewReader(body), int64(len(body)),
 		minio.PutObjectOptions{ContentType: "text/plain"})
 	if err != nil {
-		return classify("check write access (put)", cfg.Endpoint, bucket, key, err)
+		return missingCredentials(cfg, classify("check write access (put)", cfg.Endpoint, bucket, key, err))
 	}
 	if err := cl.RemoveObject(ctx, bucket, key, minio.RemoveObjectOptions{}); err != nil {
 		return classify("check write access (delete)", cfg.Endpoint, bucket, key, err)

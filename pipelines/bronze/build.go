@@ -140,6 +140,9 @@ var errRecreated = errors.New("topic recreated")
 // catalogError names the flag of a catalog that cannot be opened or
 // reached; other errors (an incompatible table, say) name their table.
 func catalogError(err error) error {
+	if errors.Is(err, icebergio.ErrWarehouse) {
+		return fmt.Errorf("--warehouse: %w", err)
+	}
 	if errors.Is(err, icebergio.ErrCatalog) {
 		return fmt.Errorf("--catalog-uri: %w", err)
 	}

@@ -108,7 +108,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) (c
 		case <-ctx.Done():
 			return
 		}
-		slog.Error("second signal: exiting without waiting for the last commit")
+		slog.Error("second signal: exiting now, without the commit in progress; the next run reads its records again from the tables' offsets, so nothing is lost or stored twice")
 		os.Exit(130)
 	}()
 	if err := obs.Serve(ctx, cfg.MetricsAddr); err != nil {
@@ -147,8 +147,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) (c
 	}
 	slog.Info("running", "runner", cfg.Runner, "topic", cfg.Kafka.Topic, "partitions", len(pl.Partitions),
 		"bounded", cfg.Bounded, "table", cfg.Table, "dlq", cfg.DLQTable, "commit_interval", cfg.CommitInterval)
-	if _, err := runners.RunWith(runCtx, cfg.Runner, p, runners.Options{
-		Unbounded: !cfg.Bounded, Name: cfg.Pipeline, Parallelism: len(pl.Partitions)}); err != nil {
+	if pl, err = runGrowing(ctx, runCtx, cfg, p, pl); err != nil {
 		lin.Failed(err)
 		if runCtx.Err() != nil {
 			fmt.Fprintf(stderr, "bronze: stopped: %v\n", err)

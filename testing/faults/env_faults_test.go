@@ -84,7 +84,13 @@ func testMain(m *testing.M) int {
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "minioadmin", "AWS_SECRET_ACCESS_KEY": "minioadmin", "AWS_REGION": "us-east-1"} {
 		os.Setenv(k, v)
 	}
+	restore, err := durableCatalog()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	code := m.Run()
+	restore()
 	table := renderTable()
 	fmt.Println(table)
 	if p := os.Getenv("HAADE_FAULTS_TABLE"); p != "" {

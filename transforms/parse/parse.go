@@ -67,7 +67,7 @@ func ParseBatch(b kafkaio.Batch) (EventBatch, DeadLetterBatch) {
 	for i := range b.Records {
 		rec := &b.Records[i]
 		var kts *int64
-		if rec.Timestamp >= 0 {
+		if rec.Timestamp != -1 { // -1: the record has no timestamp; 0 and others before 1970 are times
 			us := rec.Timestamp * 1000
 			kts = &us
 		}

@@ -32,6 +32,9 @@ func FuzzParseEvent(f *testing.F) {
 		`{"timestamp":"2026-05-19T10:00:00+23:59"}`,
 		`{"timestamp":"0000-01-01T00:00:00+00:01"}`,
 		`{"timestamp":"9999-12-31T23:59:59.9999999999-23:59"}`,
+		`{"timestamp":"0001-01-01T00:00:00Z"}`,
+		`{"timestamp":"9999-12-31T23:59:59.999999Z"}`,
+		`{"timestamp":"2016-12-31T23:59:60.5Z"}`,
 		`{"timestamp":"2026-05-19T10:00:00\u005a"}`,
 		`{"source":"a","titl\u0065":"b","timestamp":"2026-05-19T10:00:00Z","x":[],"y":{}}`,
 		`{"timestamp":"2026-05-19T10:00:00Z","n":-0.5e+10,"m":[true,false,null]}`,
@@ -265,13 +268,25 @@ func oracle(in []byte) expectation {
 }
 
 // oracleTimestamp is the reference RFC 3339 parser: time.Parse, restricted to
-// the RFC 3339 grammar (its lenient fallback accepts more).
+// the RFC 3339 grammar (its lenient fallback accepts more), with the two
+// edges of parseRFC3339: a leap second (ss = 60) is hh:mm:59.999999, and
+// an instant outside the years 0001-9999 in UTC is refused.
 func oracleTimestamp(s string) (int64, bool) {
 	if !strictRFC3339.MatchString(s) {
 		return 0, false
 	}
+	leap := len(s) > 19 && s[17:19] == "60"
+	if leap {
+		s = s[:17] + "59" + s[19:]
+	}
 	tm, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
+		return 0, false
+	}
+	if leap {
+		tm = tm.Truncate(time.Second).Add(time.Second - time.Microsecond)
+	}
+	if u := tm.UTC(); u.Year() < 1 || u.Year() > 9999 {
 		return 0, false
 	}
 	return tm.UnixMicro(), true

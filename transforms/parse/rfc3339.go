@@ -7,12 +7,19 @@ package parse
 // and returns microseconds since the Unix epoch, UTC, or a reason it is not
 // one. It accepts exactly what the RFC 3339 fast path of
 // time.Parse(time.RFC3339Nano, s) accepts: years 0000-9999, a real calendar
-// day, hours 00-23, minutes and seconds 00-59 (no leap second), an upper-case
+// day, hours 00-23, minutes 00-59, seconds 00-60, an upper-case
 // 'T' and 'Z', a fraction of any length after a '.', and an offset of at most
 // 23:59. Digits of the fraction beyond microseconds are truncated, as
 // time.Time.UnixMicro does. The forms that only time.Parse's lenient fallback
 // accepts (a one-digit hour, ',' before the fraction, offsets +24:00 or
 // +hh:60) are not RFC 3339 and are rejected.
+//
+// Two edges differ from time.Parse (docs/DESIGN.md, "Tables"): a leap second
+// (ss = 60, valid RFC 3339) is stored as the last microsecond of its minute,
+// hh:mm:59.999999, which keeps the order of events and the minute and day
+// they belong to; and an instant outside the years 0001-9999 once in UTC
+// (0000-01-01T00:00:00+23:59, 9999-12-31T23:59:59-23:59) is refused, because
+// pyarrow, Spark and Trino cannot read such timestamps back.
 func parseRFC3339(s []byte) (int64, string) {
 	if len(s) < len("2006-01-02T15:04:05Z") {
 		return 0, "too short for YYYY-MM-DDThh:mm:ssZ"
@@ -46,9 +53,10 @@ func parseRFC3339(s []byte) (int64, string) {
 		return 0, "hour out of range"
 	case minute > 59:
 		return 0, "minute out of range"
-	case sec > 59:
+	case sec > 60:
 		return 0, "second out of range"
 	}
+	leap := sec == 60
 
 	i := 19
 	var micros int64
@@ -86,9 +94,24 @@ func parseRFC3339(s []byte) (int64, string) {
 		return 0, "want 'Z' or an offset +hh:mm or -hh:mm at the end"
 	}
 
+	if leap {
+		sec, micros = 59, 999_999
+	}
 	secs := daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec) - offset
-	return secs*1_000_000 + micros, ""
+	us := secs*1_000_000 + micros
+	if us < minMicros || us > maxMicros {
+		return 0, "outside the years 0001-9999 in UTC"
+	}
+	return us, ""
 }
+
+// minMicros and maxMicros bound the instants stored: 0001-01-01T00:00:00Z
+// and 9999-12-31T23:59:59.999999Z, what Python's datetime (and so pyarrow
+// and pyiceberg), Spark and Trino read.
+var (
+	minMicros = daysFromCivil(1, 1, 1) * 86400 * 1_000_000
+	maxMicros = daysFromCivil(10000, 1, 1)*86400*1_000_000 - 1
+)
 
 func num2(b []byte) int { return int(b[0]-'0')*10 + int(b[1]-'0') }
 
