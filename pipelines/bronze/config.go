@@ -9,6 +9,7 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/io/registryio"
 	"github.com/haade/haade/runners"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	// AllowSecondPipeline lets this pipeline id write tables that another
 	// pipeline id already feeds from the same topic.
 	AllowSecondPipeline bool
+	// Registry is the schema registry (empty URL: plain JSON only, parsed
+	// as before); see registry.go.
+	Registry registryio.Config
 }
 
 // flags defines the command line on fs and returns a func that builds the
@@ -71,6 +75,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	onRecreated := fs.String("on-topic-recreated", "fail", "when --topic was deleted and created again since the tables recorded its offsets: fail, or earliest to read the new topic from its start")
 	allowSecond := fs.Bool("allow-second-pipeline-id", false, "write tables that another --pipeline-id already feeds from --topic (each stores every record once)")
 	readUncommitted := fs.Bool("kafka-read-uncommitted", false, "also read records of open and aborted transactions")
+	registry := registryFlags(fs)
 
 	return func() (Config, error) {
 		c := Config{
@@ -82,6 +87,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 			OnRecreated: *onRecreated, AllowSecondPipeline: *allowSecond,
 		}
 		c.Kafka.ReadUncommitted = *readUncommitted
+		c.Registry = registry(c.Kafka.Topic)
 		return c, c.validate()
 	}
 }
@@ -137,6 +143,9 @@ func (c Config) validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format=%q: want text or json", c.LogFormat)
+	}
+	if err := registryio.CheckFlags(c.Registry); err != nil {
+		return err
 	}
 	if c.DemoEvents < 0 {
 		return fmt.Errorf("--demo-events=%d: want >= 0", c.DemoEvents)
