@@ -90,4 +90,3 @@ func setupSchema(ctx context.Context, c schemaConfig, timeout time.Duration) (in
 	}
 	return id, nil
 }
-
