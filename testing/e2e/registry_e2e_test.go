@@ -107,7 +107,9 @@ func TestSchemaRegistry(t *testing.T) {
 
 	// 500 wire-format events from the real producer, which looks the id up.
 	produceBin := filepath.Join(e.dir, "produce")
-	if out, err := exec.Command("nice", "-n", "10", "go", "build", "-o", produceBin, "./pipelines/produce").CombinedOutput(); err != nil {
+	build := exec.Command("nice", "-n", "10", "go", "build", "-o", produceBin, "./pipelines/produce")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./pipelines/produce: %v\n%s", err, out)
 	}
 	cmd := exec.Command(produceBin, "--brokers="+brokers, "--topic="+e.topic, "--count=500", "--schema-registry="+registryURL,
@@ -118,14 +120,14 @@ func TestSchemaRegistry(t *testing.T) {
 	}
 
 	bad := map[string]string{
-		string(wireEvent(id, `{"source": "", "title": "t", "timestamp": "2026-05-19T10:00:00Z"}`)): "schema: schema id " + fmt.Sprint(id) + ": /source minLength: ",
-		`{"source": "news", "timestamp": "2026-05-19T10:00:00Z"}`:                                 "schema: schema id " + fmt.Sprint(id) + ": / required: missing property 'title'",
+		string(wireEvent(id, `{"source": "", "title": "t", "timestamp": "2026-05-19T10:00:00Z"}`)):   "schema: schema id " + fmt.Sprint(id) + ": /source minLength: ",
+		`{"source": "news", "timestamp": "2026-05-19T10:00:00Z"}`:                                    "schema: schema id " + fmt.Sprint(id) + ": / required: missing property 'title'",
 		string(wireEvent(id, `{"source": "news", "title": 7, "timestamp": "2026-05-19T10:00:00Z"}`)): "wrong_type: ",
 		string([]byte{0, 0, 1}): "wire_format: ",
 	}
 	var values [][]byte
 	for i := range 100 {
-		values = append(values, []byte(goodEvent(i)))          // plain JSON
+		values = append(values, []byte(goodEvent(i)))            // plain JSON
 		values = append(values, wireEvent(id, goodEvent(i+100))) // wire format
 	}
 	for v := range bad {

@@ -100,20 +100,15 @@ func (f *registryEventsFn) ProcessElement(ctx context.Context, b kafkaio.Batch, 
 func ParseBatchWithRegistry(ctx context.Context, b kafkaio.Batch, res *registryio.Resolver, validate bool) (EventBatch, DeadLetterBatch, error) {
 	eb := EventBatch{Rows: make([]Event, 0, len(b.Records))}
 	var db DeadLetterBatch
+	// A batch's records almost always share one schema id: remember the
+	// last one instead of asking the resolver's locked cache each time.
+	lastID, lastSch := -1, (*registryio.Schema)(nil)
 	for i := range b.Records {
 		rec := &b.Records[i]
 		var kts *int64
 		if rec.Timestamp >= 0 {
 			us := rec.Timestamp * 1000
 			kts = &us
-		}
-		dead := func(reason string) {
-			payload := rec.Value
-			if payload == nil {
-				payload = []byte{}
-			}
-			db.Rows = append(db.Rows, DeadLetter{Payload: payload, Error: reason,
-				KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts})
 		}
 		if rec.Null {
 			db.Rows = append(db.Rows, DeadLetter{Error: "tombstone: the record has no value (null)",
@@ -122,16 +117,21 @@ func ParseBatchWithRegistry(ctx context.Context, b kafkaio.Batch, res *registryi
 		}
 		id, payload, wire, err := registryio.DecodeWire(rec.Value)
 		if err != nil {
-			dead(fmt.Sprintf("%s: %v", ReasonWireFormat, err))
+			db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: %v", ReasonWireFormat, err)))
 			continue
 		}
 		var sch *registryio.Schema
 		if wire {
 			// The id is resolved even without validation: an id the registry
 			// does not know yet may be a producer ahead of it, and is waited for.
-			if sch, err = res.ByID(ctx, id); err != nil {
+			if id == lastID {
+				sch = lastSch
+			} else if sch, err = res.ByID(ctx, id); err == nil {
+				lastID, lastSch = id, sch
+			}
+			if err != nil {
 				if errors.Is(err, registryio.ErrNotJSONSchema) {
-					dead(fmt.Sprintf("%s: %v", ReasonWireFormat, err))
+					db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: %v", ReasonWireFormat, err)))
 					continue
 				}
 				return EventBatch{}, DeadLetterBatch{}, err
@@ -139,7 +139,7 @@ func ParseBatchWithRegistry(ctx context.Context, b kafkaio.Batch, res *registryi
 		}
 		f, err := ParseEvent(payload)
 		if err != nil {
-			dead(fmt.Sprintf("%s: %v", Reason(err), err))
+			db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: %v", Reason(err), err)))
 			continue
 		}
 		if validate {
@@ -149,7 +149,7 @@ func ParseBatchWithRegistry(ctx context.Context, b kafkaio.Batch, res *registryi
 				}
 			}
 			if err := sch.Check(payload); err != nil {
-				dead(fmt.Sprintf("%s: schema id %d: %v", ReasonSchema, sch.ID, err))
+				db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: schema id %d: %v", ReasonSchema, sch.ID, err)))
 				continue
 			}
 		}
@@ -157,4 +157,14 @@ func ParseBatchWithRegistry(ctx context.Context, b kafkaio.Batch, res *registryi
 			KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts})
 	}
 	return eb, db, nil
+}
+
+// deadLetter is the dead letter of rec, with its original bytes.
+func deadLetter(b kafkaio.Batch, rec *kafkaio.Record, kts *int64, reason string) DeadLetter {
+	payload := rec.Value
+	if payload == nil {
+		payload = []byte{}
+	}
+	return DeadLetter{Payload: payload, Error: reason,
+		KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts}
 }

@@ -3,6 +3,7 @@ package parse
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -163,4 +164,39 @@ func TestEventsWithRegistryPipeline(t *testing.T) {
 	passert.Equals(s, beam.ParDo(s, offsetsOfEvents, good), int64(100), int64(101), int64(108), int64(109))
 	passert.Equals(s, beam.ParDo(s, reasonsOfDeadLetters, bad), "schema", "wrong_type", "schema", "wire_format", "wire_format", "syntax")
 	ptest.RunAndValidate(t, p)
+}
+
+// BenchmarkParseBatchWithRegistry compares the registry path (wire format,
+// id resolved from the cache, with and without validation) with ParseBatch
+// on plain JSON.
+func BenchmarkParseBatchWithRegistry(b *testing.B) {
+	reg := srfake.New()
+	defer reg.Close()
+	text, _ := os.ReadFile("../../schemas/fintech.debt.raw-value.json")
+	reg.SeedSchema("fintech.debt.raw-value", 1, 7, sr.Schema{Schema: string(text), Type: sr.TypeJSON})
+	res, err := registryio.NewResolver(registryio.Config{URL: reg.URL(), Subject: "fintech.debt.raw-value"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain, wired := kafkaio.Batch{Topic: "t"}, kafkaio.Batch{Topic: "t"}
+	for i := range 4096 {
+		plain.Records = append(plain.Records, kafkaio.Record{Offset: int64(i), Value: []byte(sampleEvent)})
+		wired.Records = append(wired.Records, kafkaio.Record{Offset: int64(i), Value: wire(7, sampleEvent)})
+	}
+	b.Run("plain/ParseBatch", func(b *testing.B) {
+		for b.Loop() {
+			ParseBatch(plain)
+		}
+		b.ReportMetric(float64(b.N*4096)/b.Elapsed().Seconds(), "events/s")
+	})
+	for _, validate := range []bool{false, true} {
+		b.Run(fmt.Sprintf("wire/validate=%v", validate), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := ParseBatchWithRegistry(context.Background(), wired, res, validate); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*4096)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
 }
