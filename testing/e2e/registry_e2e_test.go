@@ -148,6 +148,20 @@ func TestSchemaRegistry(t *testing.T) {
 	if d := cmp.Diff(bad, got); d != "" {
 		t.Errorf("dead letters by payload (-want +got):\n%s", d)
 	}
+
+	// An id the registry never learns: after --schema-registry-wait bronze
+	// fails loudly, and the record is neither a row nor a dead letter.
+	e.produceValues([][]byte{wireEvent(999_999, goodEvent(0))})
+	p := e.startBronze("--bounded", "--schema-registry="+registryURL, "--schema-subject="+subject, "--validate-schema", "--schema-registry-wait=3s")
+	if err := p.wait(3 * time.Minute); err == nil {
+		t.Fatalf("bronze exited 0 with a schema id the registry does not know\n%s", tail(p.log, 20))
+	}
+	if countLines(p.log, "schema id unknown to the registry") == 0 {
+		t.Errorf("bronze's failure does not say the schema id is unknown:\n%s", tail(p.log, 20))
+	}
+	if rows2, reasons2 := e.outcome(); rows2 != rows || len(reasons2) != len(reasons) {
+		t.Errorf("after the failed run: %d rows and %d dead letters, want %d and %d (nothing committed)", rows2, len(reasons2), rows, len(reasons))
+	}
 }
 
 // TestSchemaRegistryOutage: the registry stops mid-stream while events
