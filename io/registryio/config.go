@@ -28,7 +28,7 @@ const (
 // is plain data and the password is never in it.
 type Config struct {
 	// URL is the registry's Confluent-compatible base URL, for example
-	// http://127.0.0.1:8081/apis/ccompat/v7 for Apicurio. Empty: no registry.
+	// http://127.0.0.1:8091/apis/ccompat/v7 for Apicurio. Empty: no registry.
 	URL string
 	// User is the basic-auth user; the password comes from EnvPassword or
 	// EnvPasswordFile. Default: no authentication.

@@ -10,7 +10,7 @@ import (
 // topic once fs is parsed. There is no password flag: the password comes
 // from EnvPassword or EnvPasswordFile only.
 func ClientFlags(fs *flag.FlagSet) func(topic string) Config {
-	u := fs.String("schema-registry", "", "Confluent-compatible schema registry URL (e.g. http://127.0.0.1:8081/apis/ccompat/v7); empty: plain JSON only; the password comes from "+EnvPassword+"(_FILE) only")
+	u := fs.String("schema-registry", "", "Confluent-compatible schema registry URL (e.g. http://127.0.0.1:8091/apis/ccompat/v7); empty: plain JSON only; the password comes from "+EnvPassword+"(_FILE) only")
 	user := fs.String("schema-registry-user", "", "schema registry basic-auth user")
 	subject := fs.String("schema-subject", "", "registry subject of the events; empty: <topic>-value")
 	return func(topic string) Config {

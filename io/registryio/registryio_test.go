@@ -169,7 +169,7 @@ func TestResolverFailsAtOnceOnBadCredentials(t *testing.T) {
 
 func TestConfigNeverSerializesThePassword(t *testing.T) {
 	t.Setenv(EnvPassword, "")
-	c := Config{URL: "http://127.0.0.1:8081/apis/ccompat/v7", User: "u", Subject: "s"}.WithPassword("s3cret-pw")
+	c := Config{URL: "http://127.0.0.1:8091/apis/ccompat/v7", User: "u", Subject: "s"}.WithPassword("s3cret-pw")
 	b, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func TestConfigNeverSerializesThePassword(t *testing.T) {
 	if p, _ := back.Password(); p != "s3cret-pw" {
 		t.Fatalf("worker password = %q, want it from %s", p, EnvPassword)
 	}
-	if err := (Config{URL: "http://u:pw@127.0.0.1:8081", Subject: "s"}).Check(); err == nil || strings.Contains(err.Error(), "pw") {
+	if err := (Config{URL: "http://u:pw@127.0.0.1:8091", Subject: "s"}).Check(); err == nil || strings.Contains(err.Error(), "pw") {
 		t.Fatalf("Check of a URL with credentials = %v, want an error without them", err)
 	}
 }

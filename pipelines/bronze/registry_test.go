@@ -24,8 +24,8 @@ func TestRegistryFlags(t *testing.T) {
 		{"none", nil, ""},
 		{"validate without a registry", []string{"--validate-schema"}, "--validate-schema: "},
 		{"not a URL", []string{"--schema-registry=localhost:8081"}, "--schema-registry="},
-		{"credentials in the URL", []string{"--schema-registry=http://u:topsecret@127.0.0.1:8081"}, "--schema-registry=http://u:xxxxx@127.0.0.1:8081: the URL must not hold credentials"},
-		{"good", []string{"--schema-registry=http://127.0.0.1:8081/apis/ccompat/v7", "--validate-schema"}, ""},
+		{"credentials in the URL", []string{"--schema-registry=http://u:topsecret@127.0.0.1:8091"}, "--schema-registry=http://u:xxxxx@127.0.0.1:8091: the URL must not hold credentials"},
+		{"good", []string{"--schema-registry=http://127.0.0.1:8091/apis/ccompat/v7", "--validate-schema"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 )
 
 // registryURL is Apicurio's Confluent-compatible API (testing/services/registry.sh).
-const registryURL = "http://127.0.0.1:8081/apis/ccompat/v7"
+const registryURL = "http://127.0.0.1:8091/apis/ccompat/v7"
 
 // registerSchema registers a JSON Schema under subject in the real registry
 // and returns its id.

@@ -9,7 +9,8 @@
 #   registry.sh status    exit 0 when running and ready, 3 when stopped
 #   registry.sh url       print the Confluent-compatible base URL
 #
-# Listens on 127.0.0.1:${REGISTRY_PORT:-8081}, no authentication.
+# Listens on 127.0.0.1:${REGISTRY_PORT:-8091}, no authentication (8091: outside the 8081-8089 that
+# the Flink scripts take for their REST APIs).
 #
 # Why Apicurio 2.4.2.Final built here: Karapace is not on PyPI, Confluent's registry is not on
 # Maven Central, and Apicurio publishes no runnable jar there (no -runner jar, no distribution).
@@ -25,7 +26,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 APICURIO_VERSION=2.4.2.Final # also in registry/pom.xml (a parent version cannot be a property)
 REGISTRY_HOST=127.0.0.1
-REGISTRY_PORT="${REGISTRY_PORT:-8081}"
+REGISTRY_PORT="${REGISTRY_PORT:-8091}"
 REGISTRY_HEAP="${REGISTRY_HEAP:--Xmx384m -Xms64m}"
 START_TIMEOUT="${REGISTRY_START_TIMEOUT:-120}"
 BUILD_DIR="$HAADE_CACHE/registry/$APICURIO_VERSION"
