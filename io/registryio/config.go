@@ -47,14 +47,15 @@ type Config struct {
 	// asked for again. Default 1m.
 	LatestTTL time.Duration
 
-	// password is set by tests and by WithPassword; it is never serialized.
-	password string
+	// Password is for this process only: it is never serialized (see
+	// MarshalJSON), so workers in other processes read EnvPassword. No flag
+	// sets it.
+	Password string
 }
 
-// WithPassword returns c with a password for this process only: it is not
-// serialized, so workers in other processes read EnvPassword.
+// WithPassword returns c with Password set.
 func (c Config) WithPassword(p string) Config {
-	c.password = p
+	c.Password = p
 	return c
 }
 
@@ -65,21 +66,22 @@ var exportMu sync.Mutex
 // unset, so that workers in that process (Prism, Flink LOOPBACK) find it.
 func (c Config) MarshalJSON() ([]byte, error) {
 	type plain Config // without this method
-	if c.password != "" {
+	if c.Password != "" {
 		exportMu.Lock()
 		if os.Getenv(EnvPassword) == "" {
-			_ = os.Setenv(EnvPassword, c.password)
+			_ = os.Setenv(EnvPassword, c.Password)
 		}
 		exportMu.Unlock()
+		c.Password = ""
 	}
 	return json.Marshal(plain(c))
 }
 
-// Password is the password to log in with: the config's, else the
+// password is the password to log in with: the config's, else the
 // worker's environment's, else the file EnvPasswordFile names.
-func (c Config) Password() (string, error) {
-	if c.password != "" {
-		return c.password, nil
+func (c Config) password() (string, error) {
+	if c.Password != "" {
+		return c.Password, nil
 	}
 	if v := os.Getenv(EnvPassword); v != "" {
 		return v, nil

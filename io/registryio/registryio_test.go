@@ -182,7 +182,7 @@ func TestConfigNeverSerializesThePassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A worker in this process finds it in the environment.
-	if p, _ := back.Password(); p != "s3cret-pw" {
+	if p, _ := back.password(); p != "s3cret-pw" {
 		t.Fatalf("worker password = %q, want it from %s", p, EnvPassword)
 	}
 	if err := (Config{URL: "http://u:pw@127.0.0.1:8091", Subject: "s"}).Check(); err == nil || strings.Contains(err.Error(), "pw") {

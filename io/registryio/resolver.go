@@ -35,7 +35,7 @@ func NewResolver(cfg Config) (*Resolver, error) {
 	opts := []sr.ClientOpt{sr.URLs(cfg.URL), sr.UserAgent("haade"),
 		sr.HTTPClient(&http.Client{Timeout: 10 * time.Second})}
 	if cfg.User != "" {
-		p, err := cfg.Password()
+		p, err := cfg.password()
 		if err != nil {
 			return nil, err
 		}

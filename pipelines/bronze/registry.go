@@ -17,6 +17,10 @@ func registryFlags(fs *flag.FlagSet) func(topic string) registryio.Config {
 	wait := fs.Duration("schema-registry-wait", 5*time.Minute, "how long a lookup waits for a registry that is away or does not know a schema id, before bronze fails (nothing is dead-lettered for it)")
 	return func(topic string) registryio.Config {
 		c := client(topic)
+		if c.URL == "" && !*validate {
+			// No registry: the zero Config, as before these flags existed.
+			return registryio.Config{}
+		}
 		c.Validate, c.Wait = *validate, *wait
 		return c
 	}
