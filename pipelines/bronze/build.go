@@ -97,7 +97,7 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 	}
 
 	records := kafkaio.Read(s, cfg.Kafka, parts)
-	good, bad := parse.Events(s, records)
+	good, bad := parseEvents(s, records, cfg.Registry)
 	good = enrich.IngestedAt(s, good)
 	bad = enrich.IngestedAt(s, bad)
 	icebergio.Write(s, events, start, good)

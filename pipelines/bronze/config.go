@@ -9,6 +9,7 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/io/registryio"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/lineage"
 )
@@ -52,6 +53,9 @@ type Config struct {
 	AllowSecondPipeline bool
 	// Lineage is where OpenLineage run events go (runners/lineage); empty: off.
 	Lineage string
+	// Registry is the schema registry (empty URL: plain JSON only, parsed
+	// as before); see registry.go.
+	Registry registryio.Config
 }
 
 // flags defines the command line on fs and returns a func that builds the
@@ -75,6 +79,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	allowSecond := fs.Bool("allow-second-pipeline-id", false, "write tables that another --pipeline-id already feeds from --topic (each stores every record once)")
 	lineageURL := lineage.Flag(fs)
 	readUncommitted := fs.Bool("kafka-read-uncommitted", false, "also read records of open and aborted transactions")
+	registry := registryFlags(fs)
 
 	return func() (Config, error) {
 		c := Config{
@@ -86,6 +91,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 			OnRecreated: *onRecreated, AllowSecondPipeline: *allowSecond, Lineage: lineageURL(),
 		}
 		c.Kafka.ReadUncommitted = *readUncommitted
+		c.Registry = registry(c.Kafka.Topic)
 		return c, c.validate()
 	}
 }
@@ -144,6 +150,9 @@ func (c Config) validate() error {
 	}
 	if _, err := lineage.ParseURL(c.Lineage); err != nil {
 		return fmt.Errorf("--lineage: %v", err)
+	}
+	if err := registryio.CheckFlags(c.Registry); err != nil {
+		return err
 	}
 	if c.DemoEvents < 0 {
 		return fmt.Errorf("--demo-events=%d: want >= 0", c.DemoEvents)

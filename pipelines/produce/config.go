@@ -39,6 +39,9 @@ type Config struct {
 	MetricsAddr string
 	// LogFormat is text or json.
 	LogFormat string
+	// Schema is the schema registry, the schema to register, and whether
+	// to write the wire format; see registry.go.
+	Schema schemaConfig
 }
 
 // flags defines the command line on fs and returns a func that builds the
@@ -55,6 +58,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	flush := fs.Duration("flush-timeout", 30*time.Second, "how long to wait for buffered records at the end")
 	metrics := fs.String("metrics-addr", "", "address of /metrics, /healthz and /readyz, e.g. :9103; empty turns them off")
 	logFormat := fs.String("log-format", "text", "text or json")
+	schema := schemaFlags(fs)
 
 	return func() (Config, error) {
 		c := Config{
@@ -63,6 +67,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 			ReplicationFactor: *rf, ConnectTimeout: *connect, FlushTimeout: *flush,
 			MetricsAddr: *metrics, LogFormat: *logFormat,
 		}
+		c.Schema = schema(c.Kafka.Topic)
 		return c, c.validate()
 	}
 }
@@ -102,7 +107,7 @@ func (c Config) validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format=%q: want text or json", c.LogFormat)
 	}
-	return nil
+	return c.Schema.validate()
 }
 
 // newFlagSet returns the command's flag set; it runs no Beam pipeline, so

@@ -73,10 +73,15 @@ func run(stop <-chan struct{}, args []string, getenv func(string) string, stdout
 		fmt.Fprintf(stderr, "produce: %v\n", err)
 		return 2
 	}
+	schemaID, err := setupSchema(ctx, cfg.Schema, cfg.ConnectTimeout)
+	if err != nil {
+		fmt.Fprintf(stderr, "produce: %v\n", err)
+		return 2
+	}
 	obs.SetReady(true)
 	slog.Info("producing", "topic", cfg.Kafka.Topic, "partitions", partitions, "rate", cfg.Rate,
 		"count", cfg.Count, "bad_ratio", cfg.BadRatio, "seed", cfg.Seed)
-	r := produce(stop, cl, cfg)
+	r := produce(stop, cl, cfg, schemaID)
 	fmt.Fprintf(stdout, "produce: %s to %s\n", r, cfg.Kafka.Topic)
 	if r.Failed > 0 {
 		return 1

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/haade/haade/io/registryio"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/haade/haade/transforms/sample"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -43,7 +44,8 @@ func (r Report) String() string {
 // produce sends events until cfg.Count are sent or stop is closed, paced
 // at cfg.Rate, then waits up to cfg.FlushTimeout for the brokers'
 // acknowledgements. Records still unacknowledged then count as failed.
-func produce(stop <-chan struct{}, cl *kgo.Client, cfg Config) Report {
+// A schemaID > 0 prefixes every value with its wire-format header.
+func produce(stop <-chan struct{}, cl *kgo.Client, cfg Config, schemaID int) Report {
 	topic := cfg.Kafka.Topic
 	gen := sample.NewGenerator(cfg.Seed, cfg.BadRatio, parse.MalformedCorpus)
 	gen.Clock = sample.LiveClock
@@ -109,6 +111,9 @@ func produce(stop <-chan struct{}, cl *kgo.Client, cfg Config) Report {
 			break
 		}
 		v, isBad := gen.Next()
+		if schemaID > 0 {
+			v = append(registryio.AppendWire(make([]byte, 0, 5+len(v)), schemaID), v...)
+		}
 		at := time.Now()
 		cl.Produce(pctx, &kgo.Record{Topic: topic, Value: v}, func(r *kgo.Record, err error) {
 			if err != nil {
