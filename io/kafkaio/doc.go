@@ -1,0 +1,21 @@
+// Package kafkaio reads Kafka topics into Beam pipelines, natively in Go
+// with franz-go: no Java expansion service.
+//
+// Plan lists the partitions of a topic and the offset range to read from
+// each: from offsets a pipeline committed elsewhere (HAADE keeps them in
+// its Iceberg tables), or from the earliest or latest offset, and, for a
+// bounded read, up to the end offsets seen at start. Read is a splittable
+// DoFn with one offset-range restriction per partition, in the shape of
+// Beam's natsio: it emits Batch elements, each with the half-open range of
+// offsets it covers (transaction markers and compacted gaps included, so
+// that the batches of a partition tile its log), stamped with ingestion
+// time. An unbounded read checkpoints itself after Config.CallDuration and
+// resumes when idle; a bounded one ends at its end offsets.
+//
+// Stop ends every read of the process at its current position, so that an
+// in-process runner (Prism) drains and returns. Secrets never travel in the
+// pipeline: Config.SASLPassword is left out when the Config is serialized,
+// and workers read it from HAADE_KAFKA_SASL_PASSWORD (or the file named by
+// HAADE_KAFKA_SASL_PASSWORD_FILE). The package's Prometheus collectors are
+// in Collectors; the command registers them.
+package kafkaio

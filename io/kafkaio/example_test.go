@@ -1,0 +1,48 @@
+package kafkaio_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/io/kafkaio/embedded"
+)
+
+func init() { register.Function1x1(recordsIn) }
+
+func recordsIn(b kafkaio.Batch) int { return len(b.Records) }
+
+// A bounded read of a topic with two partitions, on an in-process broker:
+// the batches hold every record once.
+func Example() {
+	ctx := context.Background()
+	k, err := embedded.Start("events", 2)
+	if err != nil {
+		panic(err)
+	}
+	defer k.Close()
+	values := [][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`), []byte(`{"n":3}`)}
+	if err := embedded.Produce(ctx, k.Brokers(), "events", values); err != nil {
+		panic(err)
+	}
+
+	cfg := kafkaio.Config{Brokers: k.Brokers(), Topic: "events"}
+	parts, err := kafkaio.Plan(ctx, cfg, nil, kafkaio.Earliest, true, 10*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	batches := kafkaio.Read(s, cfg, parts)
+	passert.Equals(s, stats.Sum(s, beam.ParDo(s, recordsIn, batches)), len(values))
+	if err := ptest.Run(p); err != nil {
+		panic(err)
+	}
+	fmt.Printf("read %d records from %d partitions\n", len(values), len(parts))
+	// Output: read 3 records from 2 partitions
+}
