@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/registryio"
 	"github.com/haade/haade/runners"
 )
 
@@ -20,6 +21,11 @@ type EvolveConfig struct {
 	// Tables get the same change, in order (bronze, then silver).
 	Tables []string
 	Change icebergio.Change
+	// Registry, when its URL is set, adds a promotion for every optional
+	// member that the subject's latest version declares and version
+	// SinceVersion did not (registryio.NewMembersBetween).
+	Registry     registryio.Config
+	SinceVersion int
 	// Timeout bounds the run, retries after conflicts included.
 	Timeout   time.Duration
 	LogFormat string
@@ -47,11 +53,13 @@ func evolveFlags(fs *flag.FlagSet) func() (EvolveConfig, error) {
 	fs.Var(&widen, "widen", "column:type to widen a promoted column to (int to long, float to double); repeatable")
 	fs.Var(&rename, "rename", "old:new to rename a promoted column; repeatable")
 	overflow := fs.String("overflow", "extra", "the JSON object column promoted members come out of")
+	registry := registryio.ClientFlags(fs)
+	since := fs.Int("since-version", 0, "with --schema-registry: promote the optional members that the subject's latest version adds since this version")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long, retries included")
 	logFormat := fs.String("log-format", "text", "text or json")
 	return func() (EvolveConfig, error) {
 		c := EvolveConfig{Catalog: catalogConfig(), Tables: tables, Timeout: *timeout, LogFormat: *logFormat,
-			Change: icebergio.Change{Overflow: *overflow}}
+			Change: icebergio.Change{Overflow: *overflow}, Registry: registry("fintech.debt.raw"), SinceVersion: *since}
 		if len(c.Tables) == 0 {
 			return c, errors.New("--table: empty (want namespace.table)")
 		}
@@ -89,8 +97,18 @@ func evolveFlags(fs *flag.FlagSet) func() (EvolveConfig, error) {
 			}
 			c.Change.Rename = append(c.Change.Rename, icebergio.Renaming{From: from, To: to})
 		}
-		if len(c.Change.Promote)+len(c.Change.Widen)+len(c.Change.Rename) == 0 {
-			return c, errors.New("--promote, --widen or --rename: none given")
+		if c.Registry.URL != "" {
+			if err := registryio.CheckFlags(c.Registry); err != nil {
+				return c, err
+			}
+			if c.SinceVersion < 1 {
+				return c, fmt.Errorf("--since-version=%d: want the subject's version (>= 1) to promote the new members since, with --schema-registry", c.SinceVersion)
+			}
+		} else if c.SinceVersion != 0 {
+			return c, fmt.Errorf("--since-version=%d: needs --schema-registry", c.SinceVersion)
+		}
+		if len(c.Change.Promote)+len(c.Change.Widen)+len(c.Change.Rename) == 0 && c.Registry.URL == "" {
+			return c, errors.New("--promote, --widen, --rename or --schema-registry: none given")
 		}
 		if c.Timeout <= 0 {
 			return c, fmt.Errorf("--timeout=%v: want > 0", c.Timeout)
@@ -132,6 +150,18 @@ func runEvolve(ctx context.Context, args []string, getenv func(string) string, s
 		return 2
 	}
 	defer closeCatalog(cat)
+	if cfg.Registry.URL != "" {
+		added, err := registryPromotions(ctx, cfg, stdout)
+		if err != nil {
+			fmt.Fprintf(stderr, "maintain evolve: --schema-registry=%s: %v\n", registryio.Redact(cfg.Registry.URL), err)
+			return 1
+		}
+		cfg.Change.Promote = append(cfg.Change.Promote, added...)
+		if len(cfg.Change.Promote)+len(cfg.Change.Widen)+len(cfg.Change.Rename) == 0 {
+			fmt.Fprintf(stdout, "%s: no optional member with a column type added since version %d: nothing to do\n", cfg.Registry.Subject, cfg.SinceVersion)
+			return 0
+		}
+	}
 	for _, ident := range cfg.Tables {
 		rep, err := icebergio.Evolve(ctx, cat, ident, cfg.Change)
 		if err != nil {
@@ -147,4 +177,30 @@ func runEvolve(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintf(stdout, "%s: schema %d (was %d); no data file rewritten\n", ident, rep.SchemaID, rep.Before)
 	}
 	return 0
+}
+
+// registryPromotions returns a promotion for every optional member that the
+// latest version of the registry subject adds since cfg.SinceVersion, and
+// says which new members have no column type (they stay in the overflow
+// column).
+func registryPromotions(ctx context.Context, cfg EvolveConfig, stdout io.Writer) ([]icebergio.Promotion, error) {
+	reg := cfg.Registry // the password, if any, comes from the environment
+	res, err := registryio.NewResolver(reg)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := registryio.NewMembersBetween(ctx, res, reg.Subject, cfg.SinceVersion, -1)
+	if err != nil {
+		return nil, err
+	}
+	var out []icebergio.Promotion
+	for _, m := range ms {
+		if m.Type == nil {
+			fmt.Fprintf(stdout, "%s: member %s (%s) not promoted: %s\n", reg.Subject, m.Name, m.JSONType, m.Note)
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: member %s (%s) added since version %d: promote to %s\n", reg.Subject, m.Name, m.JSONType, cfg.SinceVersion, m.Type)
+		out = append(out, icebergio.Promotion{Column: m.Name, Type: m.Type})
+	}
+	return out, nil
 }
