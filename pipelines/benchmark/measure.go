@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"runtime/metrics"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // usage is a point in the process's resource use.
@@ -31,30 +30,23 @@ func maxRSS() int64 {
 	return ru.Maxrss << 10
 }
 
-// procStatus reads a "kB" field of /proc/self/status, in bytes.
-func procStatus(field string) int64 {
-	f, err := os.Open("/proc/self/status")
+// status reads /proc/self/status with procfs (sizes in bytes).
+func status() (procfs.ProcStatus, bool) {
+	p, err := procfs.Self()
 	if err != nil {
-		return -1
+		return procfs.ProcStatus{}, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || k != field {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		if err != nil {
-			return -1
-		}
-		return n << 10
-	}
-	return -1
+	st, err := p.NewStatus()
+	return st, err == nil
 }
 
 // rss returns the current resident set size in bytes.
-func rss() int64 { return procStatus("VmRSS") }
+func rss() int64 {
+	if st, ok := status(); ok {
+		return int64(st.VmRSS)
+	}
+	return -1
+}
 
 // resetPeakRSS resets the kernel's high-water mark of the resident set (and
 // with it ru_maxrss) to the current RSS, so that the peak read later is the
@@ -67,8 +59,8 @@ func resetPeakRSS() bool {
 // peakRSS returns the high-water mark of the resident set in bytes (VmHWM),
 // falling back to ru_maxrss.
 func peakRSS() int64 {
-	if v := procStatus("VmHWM"); v > 0 {
-		return v
+	if st, ok := status(); ok && st.VmHWM > 0 {
+		return int64(st.VmHWM)
 	}
 	return maxRSS()
 }
