@@ -1,5 +1,7 @@
 package parse
 
+import "strconv"
+
 // parseRFC3339 parses an RFC 3339 date-time,
 //
 //	YYYY-MM-DDThh:mm:ss[.f...](Z|+hh:mm|-hh:mm)
@@ -26,7 +28,7 @@ func parseRFC3339(s []byte) (int64, string) {
 	}
 	for _, k := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
 		if !isDigit(s[k]) {
-			return 0, "want a digit at position " + itoa(k)
+			return 0, "want a digit at position " + strconv.Itoa(k)
 		}
 	}
 	if s[4] != '-' || s[7] != '-' {
@@ -147,11 +149,4 @@ func daysFromCivil(year, month, day int) int64 {
 	doy := (153*mp+2)/5 + int64(day) - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return era*146097 + doe - 719468
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return string(rune('0'+n/10)) + string(rune('0'+n%10))
 }
