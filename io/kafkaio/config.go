@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+	"github.com/twmb/franz-go/plugin/kslog"
 )
 
 // Config configures Read. It is serialised into the pipeline, so every
@@ -111,7 +113,7 @@ func (c Config) Validate() error {
 
 // ClientOptions returns the franz-go options for brokers, TLS and SASL.
 func (c Config) ClientOptions() ([]kgo.Opt, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.ClientID("haade")}
+	opts := []kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.ClientID("haade"), kgo.WithLogger(clientLogger())}
 	tc, err := c.tlsConfig()
 	if err != nil {
 		return nil, err
@@ -182,3 +184,15 @@ func (c Config) consumerOptions(partition int32, at int64) ([]kgo.Opt, error) {
 
 // unbounded is the end of a restriction with no end.
 const unbounded = math.MaxInt64
+
+// clientLogger sends franz-go's own log lines (a broker that went away, a
+// connection that failed, retries) to the process's slog logger, at warning
+// and above: its info lines are per connection and metadata refresh.
+func clientLogger() kgo.Logger {
+	return warnLogger{kslog.New(slog.Default().With("component", "franz-go"))}
+}
+
+type warnLogger struct{ *kslog.Logger }
+
+// Level is the slog logger's level, but never more detailed than warnings.
+func (l warnLogger) Level() kgo.LogLevel { return min(l.Logger.Level(), kgo.LogLevelWarn) }

@@ -1,6 +1,7 @@
 package kafkaio
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -10,10 +11,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -204,4 +208,46 @@ func TestClientOptionsConnect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientLogsReachSlog: while the brokers are away, franz-go's own
+// warnings go to the process's slog logger, tagged component=franz-go, and
+// its info lines do not.
+func TestClientLogsReachSlog(t *testing.T) {
+	var buf syncBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	defer slog.SetDefault(prev)
+
+	cfg := Config{Brokers: []string{"127.0.0.1:1"}, Topic: "events"}
+	if _, err := Plan(context.Background(), cfg, nil, Earliest, true, 2*time.Second); err == nil {
+		t.Fatal("Plan against no broker succeeded")
+	}
+	out := buf.String()
+	if !strings.Contains(out, "component=franz-go") || !strings.Contains(out, "level=WARN") {
+		t.Fatalf("no franz-go warning in the log:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "component=franz-go") && (strings.Contains(line, "level=INFO") || strings.Contains(line, "level=DEBUG")) {
+			t.Errorf("a franz-go line below warning: %s", line)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the client's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
