@@ -113,7 +113,7 @@ func (c Config) Validate() error {
 
 // ClientOptions returns the franz-go options for brokers, TLS and SASL.
 func (c Config) ClientOptions() ([]kgo.Opt, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.ClientID("haade"), kgo.WithLogger(clientLogger())}
+	opts := []kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.ClientID("haade")}
 	tc, err := c.tlsConfig()
 	if err != nil {
 		return nil, err
@@ -173,6 +173,7 @@ func (c Config) consumerOptions(partition int32, at int64) ([]kgo.Opt, error) {
 		iso = kgo.ReadUncommitted()
 	}
 	return append(opts,
+		kgo.WithLogger(clientLogger()),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{c.Topic: {partition: kgo.NewOffset().At(at)}}),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchIsolationLevel(iso),
@@ -185,9 +186,11 @@ func (c Config) consumerOptions(partition int32, at int64) ([]kgo.Opt, error) {
 // unbounded is the end of a restriction with no end.
 const unbounded = math.MaxInt64
 
-// clientLogger sends franz-go's own log lines (a broker that went away, a
-// connection that failed, retries) to the process's slog logger, at warning
-// and above: its info lines are per connection and metadata refresh.
+// clientLogger sends the read's franz-go log lines (a broker that went
+// away, a connection that failed, retries) to the process's slog logger, at
+// warning and above: its info lines are per connection and metadata
+// refresh. The short-lived clients that plan a read at start log nothing:
+// their failure is one error line that names --brokers.
 func clientLogger() kgo.Logger {
 	return warnLogger{kslog.New(slog.Default().With("component", "franz-go"))}
 }
