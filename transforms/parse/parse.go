@@ -37,8 +37,14 @@ func (f *eventsFn) Setup() {
 }
 
 func (f *eventsFn) ProcessElement(ctx context.Context, b kafkaio.Batch, good func(EventBatch), bad func(DeadLetterBatch)) {
-	r := icebergio.Range{Topic: b.Topic, Partition: b.Partition, Start: b.Start, End: b.End}
 	eb, db := ParseBatch(b)
+	emitParsed(ctx, b, eb, db, f.parsed, f.dead, good, bad)
+}
+
+// emitParsed gives both batches the Kafka batch's range and timestamp
+// bounds, counts their rows, and emits them.
+func emitParsed(ctx context.Context, b kafkaio.Batch, eb EventBatch, db DeadLetterBatch, parsed, dead beam.Counter, good func(EventBatch), bad func(DeadLetterBatch)) {
+	r := icebergio.Range{Topic: b.Topic, Partition: b.Partition, Start: b.Start, End: b.End}
 	eb.Source, db.Source = r, r
 	if n := len(b.Records); n > 0 {
 		eb.KafkaMinMs, eb.KafkaMaxMs = b.Records[0].Timestamp, b.Records[0].Timestamp
@@ -48,8 +54,8 @@ func (f *eventsFn) ProcessElement(ctx context.Context, b kafkaio.Batch, good fun
 		}
 		db.KafkaMinMs, db.KafkaMaxMs = eb.KafkaMinMs, eb.KafkaMaxMs
 	}
-	f.parsed.Inc(ctx, int64(len(eb.Rows)))
-	f.dead.Inc(ctx, int64(len(db.Rows)))
+	parsed.Inc(ctx, int64(len(eb.Rows)))
+	dead.Inc(ctx, int64(len(db.Rows)))
 	recordsParsed.Add(float64(len(eb.Rows)))
 	for i := range db.Rows {
 		reason, _, _ := strings.Cut(db.Rows[i].Error, ":")

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/io/registryio"
 )
@@ -69,25 +67,7 @@ func (f *registryEventsFn) ProcessElement(ctx context.Context, b kafkaio.Batch, 
 		// Nothing of this batch is emitted: its offsets are not committed.
 		return fmt.Errorf("parse: %s[%d] offsets %d-%d: %w", b.Topic, b.Partition, b.Start, b.End, err)
 	}
-	r := icebergio.Range{Topic: b.Topic, Partition: b.Partition, Start: b.Start, End: b.End}
-	eb.Source, db.Source = r, r
-	if n := len(b.Records); n > 0 {
-		eb.KafkaMinMs, eb.KafkaMaxMs = b.Records[0].Timestamp, b.Records[0].Timestamp
-		for i := range b.Records {
-			eb.KafkaMinMs = min(eb.KafkaMinMs, b.Records[i].Timestamp)
-			eb.KafkaMaxMs = max(eb.KafkaMaxMs, b.Records[i].Timestamp)
-		}
-		db.KafkaMinMs, db.KafkaMaxMs = eb.KafkaMinMs, eb.KafkaMaxMs
-	}
-	f.parsed.Inc(ctx, int64(len(eb.Rows)))
-	f.dead.Inc(ctx, int64(len(db.Rows)))
-	recordsParsed.Add(float64(len(eb.Rows)))
-	for i := range db.Rows {
-		reason, _, _ := strings.Cut(db.Rows[i].Error, ":")
-		deadLetters.WithLabelValues(reason).Inc()
-	}
-	good(eb)
-	bad(db)
+	emitParsed(ctx, b, eb, db, f.parsed, f.dead, good, bad)
 	return nil
 }
 
