@@ -286,6 +286,36 @@ func TestPipelineIdentities(t *testing.T) {
 			}
 		}
 
+		// Trino reads the same tables as the same identities.
+		trinos := 0
+		for _, p := range c.pods {
+			for _, ctr := range p.Spec.Containers {
+				if ctr.Name != "trino" {
+					continue
+				}
+				trinos++
+				where := p.Owner.id() + " container trino"
+				if secretRef(ctr, "AWS_ACCESS_KEY_ID") != "minio-credentials/pipeline-user" || secretRef(ctr, "AWS_SECRET_ACCESS_KEY") != "minio-credentials/pipeline-password" {
+					t.Errorf("%s: S3 credentials are not the pipeline user's", where)
+				}
+				for _, e := range ctr.Env {
+					if r := e.ValueFrom; r != nil && r.SecretKeyRef != nil && slices.Contains([]string{"root-user", "root-password", "POSTGRES_USER", "POSTGRES_PASSWORD"}, r.SecretKeyRef.Key) {
+						t.Errorf("%s: env %s from the admin credential %s/%s", where, e.Name, r.SecretKeyRef.Name, r.SecretKeyRef.Key)
+					}
+				}
+			}
+		}
+		if trinos == 0 {
+			t.Error("no Trino container")
+		}
+		if cm, ok := c.find("ConfigMap", "lakehouse", "trino-config"); ok {
+			if props := str(cm.Map, "data", "iceberg.properties"); !strings.Contains(props, "connection-user=haade_bronze\n") {
+				t.Errorf("Trino's catalog connection is not the role haade_bronze:\n%s", props)
+			}
+		} else {
+			t.Error("no ConfigMap lakehouse/trino-config")
+		}
+
 		// The MinIO user is made by the Job, with the same name the pipelines use.
 		_, mk, ok := c.containerOf("Job", "lakehouse", "minio-pipeline-user", "mkbucket")
 		if !ok {
