@@ -545,6 +545,19 @@ func TestNoPasswordLiterals(t *testing.T) {
 		if c.environment() == "dev" && len(values) < 4 {
 			t.Fatalf("dev renders %d secret values, want the generated credentials", len(values))
 		}
+		// A password copied into another variable ($(X_PASSWORD) inside a
+		// URI) is a password in a value that logs and error messages print.
+		for _, p := range c.pods {
+			for _, ctr := range p.Spec.Containers {
+				for _, e := range ctr.Env {
+					for _, m := range varRef.FindAllStringSubmatch(e.Value, -1) {
+						if regexp.MustCompile(`(?i)password|secret`).MatchString(m[1]) {
+							t.Errorf("%s %s container %s: env %s expands the secret $(%s)", p.Owner.id(), p.Where, ctr.Name, e.Name, m[1])
+						}
+					}
+				}
+			}
+		}
 		for _, o := range c.objs {
 			if o.kind() == "Secret" {
 				continue
