@@ -176,6 +176,19 @@ func (c *cluster) secretKeys() map[string]map[string]bool {
 			add(e.namespace(), str(e.Map, "spec", "target", "name"), str(d, "secretKey"))
 		}
 	}
+	// Strimzi's user operator writes a Secret named like each KafkaUser, in
+	// its namespace: password and sasl.jaas.config for a SCRAM user.
+	for _, u := range c.all("KafkaUser") {
+		if str(u.Map, "spec", "authentication", "type") == "scram-sha-512" {
+			add(u.namespace(), u.name(), "password")
+			add(u.namespace(), u.name(), "sasl.jaas.config")
+		}
+	}
+	// Secrets an overlay says it leaves to the operator, by hand
+	// (k8s/README.md): the dev overlay's copy of the Kafka cluster CA.
+	for _, s := range outOfBandSecrets[c.environment()] {
+		add("lakehouse", s.name, s.key)
+	}
 	return out
 }
 

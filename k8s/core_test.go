@@ -160,6 +160,14 @@ func flinkPodTemplates(o object) ([]podTemplate, error) {
 		if own.Spec.ServiceAccountName != "" {
 			spec.ServiceAccountName = own.Spec.ServiceAccountName
 		}
+		if own.Spec.AutomountServiceAccountToken != nil {
+			spec.AutomountServiceAccountToken = own.Spec.AutomountServiceAccountToken
+		}
+		// Flink sets the TaskManagers' account from its configuration,
+		// over the pod template's.
+		if sa := str(o.Map, "spec", "flinkConfiguration", "kubernetes.taskmanager.service-account"); sa != "" && c.key == "taskManager" {
+			spec.ServiceAccountName = sa
+		}
 		if spec.ServiceAccountName == "" {
 			spec.ServiceAccountName = str(o.Map, "spec", "serviceAccount")
 		}

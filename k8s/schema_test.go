@@ -229,6 +229,15 @@ func TestSchemasRejectInvalid(t *testing.T) {
 		{"Application without a project", "Application", func(m map[string]any) {
 			delete(mapAt(m, "spec"), "project")
 		}, "spec.project"},
+		{"KafkaUser ACL operation misspelt", "KafkaUser", func(m map[string]any) {
+			list(m, "spec", "authorization", "acls")[0].(map[string]any)["operations"] = []any{"Reed"}
+		}, "operations"},
+		{"KafkaUser authentication type", "KafkaUser", func(m map[string]any) {
+			mapAt(m, "spec", "authentication")["type"] = "scram-sha-1"
+		}, "authentication.type"},
+		{"Kafka authorization type", "Kafka", func(m map[string]any) {
+			mapAt(m, "spec", "kafka", "authorization")["type"] = "acl"
+		}, "authorization.type"},
 		{"PodMonitor scheme", "PodMonitor", func(m map[string]any) {
 			list(m, "spec", "podMetricsEndpoints")[0].(map[string]any)["scheme"] = "tcp"
 		}, "scheme"},

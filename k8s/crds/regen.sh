@@ -54,8 +54,9 @@ mkdir -p "$work/strimzi"
   --label strimzi.io/crd-install:true \
   io.strimzi.api.kafka.model.kafka.Kafka="$work/strimzi/kafkas.yaml" \
   io.strimzi.api.kafka.model.nodepool.KafkaNodePool="$work/strimzi/kafkanodepools.yaml" \
-  io.strimzi.api.kafka.model.topic.KafkaTopic="$work/strimzi/kafkatopics.yaml"
-for f in kafkas kafkanodepools kafkatopics; do
+  io.strimzi.api.kafka.model.topic.KafkaTopic="$work/strimzi/kafkatopics.yaml" \
+  io.strimzi.api.kafka.model.user.KafkaUser="$work/strimzi/kafkausers.yaml"
+for f in kafkas kafkanodepools kafkatopics kafkausers; do
   keep "$work/strimzi/$f.yaml" "io.strimzi:api:$STRIMZI (io.strimzi:crd-generator:$STRIMZI)" "strimzi-$f.yaml"
 done
 (cd "$work" && unzip -q -o "lib/flink-kubernetes-operator-api-$FLINK_OPERATOR.jar" 'META-INF/fabric8/*')

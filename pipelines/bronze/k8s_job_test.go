@@ -185,8 +185,19 @@ func TestKubernetesSubmitJob(t *testing.T) {
 	flags(fs)
 	fs.VisitAll(func(f *flag.Flag) { names[runners.EnvName(f.Name)] = true })
 	for k := range env {
-		if strings.HasPrefix(k, "HAADE_") && !names[k] {
+		if strings.HasPrefix(k, "HAADE_") && !names[k] && !k8sSecretEnv[k] {
 			t.Errorf("environment variable %s sets no flag of bronze", k)
+		}
+	}
+
+	// The pods mount the cluster CA there; here a test CA stands in.
+	if env["HAADE_KAFKA_TLS_CA"] != k8sKafkaCA {
+		t.Errorf("HAADE_KAFKA_TLS_CA %q, want %s", env["HAADE_KAFKA_TLS_CA"], k8sKafkaCA)
+	}
+	env["HAADE_KAFKA_TLS_CA"] = testCAFile(t)
+	for _, a := range c.Args {
+		if strings.Contains(a, "password") {
+			t.Errorf("a password on the command line: %s", a)
 		}
 	}
 
@@ -203,19 +214,26 @@ func TestKubernetesSubmitJob(t *testing.T) {
 		"environment_type":   flag.Lookup("environment_type").Value.String(),
 		"environment_config": flag.Lookup("environment_config").Value.String(),
 		"worker_binary":      flag.Lookup("worker_binary").Value.String(),
+		"kafka-tls":          cfg.Kafka.TLS, "kafka-sasl-mechanism": cfg.Kafka.SASLMechanism,
+		"kafka-sasl-user": cfg.Kafka.SASLUser, "kafka-sasl-password": cfg.Kafka.SASLPassword,
 	}
 	want := map[string]any{
 		"runner": "flink", "endpoint": "beam-jobserver.lakehouse.svc.cluster.local:8099",
-		"brokers": []string{"recovery-kafka-kafka-bootstrap.kafka.svc.cluster.local:9092"}, "topic": "fintech.debt.raw",
+		"brokers": []string{"recovery-kafka-kafka-bootstrap.kafka.svc.cluster.local:9094"}, "topic": "fintech.debt.raw",
 		"catalog": "sql", "catalog-name": "local", "warehouse": "s3://warehouse/", "s3-endpoint": "http://minio.lakehouse:9000",
 		"table": "lakehouse.bronze_events", "dlq-table": "lakehouse.bronze_events_dlq",
 		"pipeline-id": "bronze", "metrics-addr": ":9102", "log-format": "json", "bounded": false,
 		"environment_type": "EXTERNAL", "environment_config": "localhost:50000", "worker_binary": "/opt/haade/bronze",
+		// The TLS listener as the KafkaUser bronze; the password is the
+		// Strimzi Secret's (a placeholder here), from the environment.
+		"kafka-tls": true, "kafka-sasl-mechanism": "SCRAM-SHA-512",
+		"kafka-sasl-user": "bronze", "kafka-sasl-password": "placeholder-haade-kafka-sasl-password",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the submit Job's configuration (-want +got):\n%s", diff)
 	}
-	wantURI := "postgres://placeholder-postgres-user:placeholder-postgres-password@postgres.lakehouse:5432/placeholder-postgres-db?sslmode=disable"
+	// The catalog role, its password not in the URI (HAADE_CATALOG_PASSWORD).
+	wantURI := "postgres://haade_bronze@postgres.lakehouse:5432/placeholder-postgres-db?sslmode=disable"
 	if cfg.Catalog.URI != wantURI {
 		t.Errorf("catalog URI %q, want %q", cfg.Catalog.URI, wantURI)
 	}
