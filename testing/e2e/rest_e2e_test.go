@@ -186,7 +186,7 @@ type restTable struct {
 	// run records the offsets of windows without rows in the progress
 	// property only, so they can be behind offsets.
 	summary map[int32]int64
-	py        *restPyTable
+	py      *restPyTable
 }
 
 type restState struct{ bronze, dlq restTable }
