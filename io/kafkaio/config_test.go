@@ -1,7 +1,6 @@
 package kafkaio
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -17,10 +16,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -214,7 +213,7 @@ func TestClientOptionsConnect(t *testing.T) {
 // warnings go to the process's slog logger, tagged component=franz-go, and
 // its info lines do not.
 func TestClientLogsReachSlog(t *testing.T) {
-	var buf syncBuffer
+	var buf cmdtest.Buffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	defer slog.SetDefault(prev)
@@ -237,22 +236,4 @@ func TestClientLogsReachSlog(t *testing.T) {
 			t.Errorf("a franz-go line below warning: %s", line)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the client's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

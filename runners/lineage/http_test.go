@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // An endpoint that fails the first tries gets every event, once, in order,
@@ -101,7 +103,7 @@ func TestHTTPUnreachableIsBounded(t *testing.T) {
 		{"hangs", hangingServer(t) + "/api/v1/lineage"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs cmdtest.Buffer
 			em, err := Open(tc.url, Timeout(time.Second), Logger(slog.New(slog.NewTextHandler(&logs, nil))))
 			if err != nil {
 				t.Fatal(err)
@@ -132,21 +134,4 @@ func hangingServer(t *testing.T) string {
 	}))
 	t.Cleanup(func() { close(done); srv.Close() })
 	return srv.URL
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
