@@ -96,7 +96,11 @@ func (e *env) runBronzePlan() (*plan, error) {
 		return pl, err
 	}
 	if e.cfg.Bounded {
-		return pl, checkComplete(context.Background(), e.cfg, pl)
+		stats, err := tableStats(context.Background(), e.cfg)
+		if err != nil {
+			return pl, err
+		}
+		return pl, checkComplete(e.cfg, pl, stats)
 	}
 	return pl, nil
 }
@@ -302,7 +306,11 @@ func TestBoundedRunIsComplete(t *testing.T) {
 	}
 	// One partition's end one past what was read: the check must say so.
 	pl.End.Set(e.cfg.Kafka.Topic, 1, pl.End[e.cfg.Kafka.Topic][1]+1)
-	err = checkComplete(context.Background(), e.cfg, pl)
+	stats, err := tableStats(context.Background(), e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkComplete(e.cfg, pl, stats)
 	if !errors.Is(err, errIncomplete) || !strings.Contains(err.Error(), e.cfg.Table) {
 		t.Fatalf("checkComplete with an end not read = %v, want %v naming %s", err, errIncomplete, e.cfg.Table)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/transforms/enrich"
@@ -113,22 +114,35 @@ var errIncomplete = errors.New("run incomplete")
 // offset it read. A window that the runner lost would otherwise end the run
 // with success and its rows in neither table (the next run would read them
 // again: nothing is lost, but this run did not do its job).
-func checkComplete(ctx context.Context, cfg Config, pl *plan) error {
-	cat, err := cfg.Catalog.Open(ctx)
-	if err != nil {
-		return catalogError(err)
-	}
-	for _, ident := range []string{cfg.Table, cfg.DLQTable} {
-		st, err := icebergio.Stat(ctx, cat, ident, cfg.Pipeline)
-		if err != nil {
-			return err
-		}
-		if short := st.Offsets.Behind(pl.Start, pl.End); len(short) > 0 {
+func checkComplete(cfg Config, pl *plan, stats []icebergio.TableStat) error {
+	for i, ident := range []string{cfg.Table, cfg.DLQTable} {
+		if short := stats[i].Offsets.Behind(pl.Start, pl.End); len(short) > 0 {
 			return fmt.Errorf("%w: %s does not hold %d ranges of offsets this run read (first %v); they are not lost: the next run reads them again from the table's offsets",
 				errIncomplete, ident, len(short), short[0])
 		}
 	}
 	return nil
+}
+
+// tableStats reads icebergio.Stat of the events and the dead letters'
+// tables, in that order, through one catalog connection.
+func tableStats(ctx context.Context, cfg Config) ([]icebergio.TableStat, error) {
+	cat, err := cfg.Catalog.Open(ctx)
+	if err != nil {
+		return nil, catalogError(err)
+	}
+	if c, ok := cat.(catalog.Closer); ok {
+		defer c.Close()
+	}
+	var out []icebergio.TableStat
+	for _, ident := range []string{cfg.Table, cfg.DLQTable} {
+		st, err := icebergio.Stat(ctx, cat, ident, cfg.Pipeline)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // errSecondPipeline is returned when another pipeline id feeds the tables.

@@ -50,26 +50,18 @@ func startDemo(ctx context.Context, cfg *Config, out io.Writer) (*demoKafka, err
 
 // printSummary says what the run did: records read, rows in each table,
 // snapshots, and where the tables live.
-func printSummary(ctx context.Context, out io.Writer, cfg Config, pl *plan, took time.Duration) error {
+func printSummary(out io.Writer, cfg Config, pl *plan, took time.Duration, stats []icebergio.TableStat) {
 	var read int64
 	for _, p := range pl.Partitions {
 		if p.End != math.MaxInt64 {
 			read += p.End - p.Start
 		}
 	}
-	cat, err := cfg.Catalog.Open(ctx)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(out, "read %d Kafka offsets from %d partitions of %s in %v\n", read, len(pl.Partitions), cfg.Kafka.Topic, took.Round(time.Millisecond))
-	for _, ident := range []string{cfg.Table, cfg.DLQTable} {
-		st, err := icebergio.Stat(ctx, cat, ident, cfg.Pipeline)
-		if err != nil {
-			return err
-		}
+	for i, ident := range []string{cfg.Table, cfg.DLQTable} {
+		st := stats[i]
 		fmt.Fprintf(out, "%-32s %8d rows  %3d snapshots  %4d data files  %s\n", ident, st.Rows, st.Snapshots, st.DataFiles, st.Location)
 	}
 	wh, _ := cfg.Catalog.WarehouseURL()
 	fmt.Fprintf(out, "catalog %q (%s %s), warehouse %s\n", cfg.Catalog.Name, cfg.Catalog.Type, icebergio.RedactURI(cfg.Catalog.URI), wh)
-	return nil
 }

@@ -156,18 +156,20 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) (c
 		fmt.Fprintf(stderr, "bronze: run failed: %v\n", err)
 		return 1
 	}
-	if cfg.Bounded && !kafkaio.Stopped() {
-		if err := checkComplete(ctx, cfg, pl); err != nil {
-			lin.Failed(err)
-			fmt.Fprintf(stderr, "bronze: %v\n", err)
-			return 1
-		}
-	}
 	if cfg.Bounded || demo != nil {
-		if err := printSummary(ctx, stdout, cfg, pl, time.Since(started)); err != nil {
+		stats, err := tableStats(ctx, cfg)
+		if err != nil {
 			fmt.Fprintf(stderr, "bronze: summary: %v\n", err)
 			return 1
 		}
+		if cfg.Bounded && !kafkaio.Stopped() {
+			if err := checkComplete(cfg, pl, stats); err != nil {
+				lin.Failed(err)
+				fmt.Fprintf(stderr, "bronze: %v\n", err)
+				return 1
+			}
+		}
+		printSummary(stdout, cfg, pl, time.Since(started), stats)
 	}
 	return 0
 }
