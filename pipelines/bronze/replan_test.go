@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/haade/haade/testing/cmdtest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -21,29 +19,8 @@ func TestPartitionsAddedWhileStreaming(t *testing.T) {
 	t.Cleanup(func() { partitionWatchInterval = old })
 	e := newEnv(t, 2)
 	e.produce(sample(200, 11))
-	args := []string{
-		"--brokers=" + e.cfg.Kafka.Brokers[0], "--catalog-uri=" + e.cfg.Catalog.URI, "--warehouse=" + e.cfg.Catalog.Warehouse,
-		"--commit-interval=1s", "--metrics-addr=",
-	}
-	var out, errb cmdtest.Buffer
-	done := make(chan int, 1)
-	go func() { done <- run(args, func(string) string { return "" }, &out, &errb) }()
-	waitRows := func(n int) {
-		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for e.rowsInTables() < n {
-			select {
-			case code := <-done:
-				t.Fatalf("run returned %d before the signal; stderr:\n%s", code, errb.String())
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("streaming run committed %d of %d rows in 60s; stderr:\n%s", e.rowsInTables(), n, errb.String())
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	waitRows(e.count())
+	r := e.startStreaming(t)
+	r.waitRows(e.count())
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.cfg.Kafka.Brokers...))
 	if err != nil {
@@ -57,20 +34,10 @@ func TestPartitionsAddedWhileStreaming(t *testing.T) {
 	if len(e.produced) != 4 {
 		t.Fatalf("records landed in %d partitions, want 4", len(e.produced))
 	}
-	waitRows(e.count())
-	if !strings.Contains(errb.String(), "partitions added to the topic") {
-		t.Errorf("no log line names the new partitions; stderr:\n%s", errb.String())
+	r.waitRows(e.count())
+	if !strings.Contains(r.errb.String(), "partitions added to the topic") {
+		t.Errorf("no log line names the new partitions; stderr:\n%s", r.errb.String())
 	}
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d after SIGTERM; stderr:\n%s", code, errb.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no exit within 30s of SIGTERM")
-	}
+	r.stop()
 	e.checkExactlyOnce(badSet())
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/cmdtest"
 )
@@ -15,48 +16,76 @@ import (
 func TestSignalStopsCleanly(t *testing.T) {
 	e := newEnv(t, 4)
 	e.produce(sample(2000, 9))
-	args := []string{
+	r := e.startStreaming(t)
+	// Wait until the streaming run has committed everything produced so far.
+	r.waitRows(e.count())
+	r.stop()
+	e.checkExactlyOnce(badSet())
+}
+
+// streamRun is a streaming bronze run of an env, in this process, as main
+// runs it.
+type streamRun struct {
+	t         *testing.T
+	e         *env
+	out, errb cmdtest.Buffer
+	done      chan int
+}
+
+// startStreaming starts a streaming run over e's Kafka and tables, with
+// 1s commit intervals.
+func (e *env) startStreaming(t *testing.T, extra ...string) *streamRun {
+	t.Helper()
+	args := append([]string{
 		"--brokers=" + e.cfg.Kafka.Brokers[0], "--catalog-uri=" + e.cfg.Catalog.URI, "--warehouse=" + e.cfg.Catalog.Warehouse,
 		"--commit-interval=1s", "--metrics-addr=",
-	}
-	var out, errb cmdtest.Buffer
-	done := make(chan int, 1)
-	go func() { done <- run(args, func(string) string { return "" }, &out, &errb) }()
+	}, extra...)
+	r := &streamRun{t: t, e: e, done: make(chan int, 1)}
+	go func() { r.done <- run(args, func(string) string { return "" }, &r.out, &r.errb) }()
+	return r
+}
 
-	// Wait until the streaming run has committed everything produced so far.
+// waitRows waits up to 60s until the tables hold n rows; the run must not
+// end meanwhile.
+func (r *streamRun) waitRows(n int) {
+	r.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if n := e.rowsInTables(); n == e.count() {
-			break
-		}
+	for r.e.rowsInTables() < n {
 		select {
-		case code := <-done:
-			t.Fatalf("run returned %d before the signal; stderr:\n%s", code, errb.String())
+		case code := <-r.done:
+			r.t.Fatalf("run returned %d before the signal; stderr:\n%s", code, r.errb.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("streaming run committed %d of %d rows in 60s", e.rowsInTables(), e.count())
+			r.t.Fatalf("streaming run committed %d of %d rows in 60s; stderr:\n%s", r.e.rowsInTables(), n, r.errb.String())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// stop sends SIGTERM and wants exit 0 within 30s.
+func (r *streamRun) stop() {
+	r.t.Helper()
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
 	select {
-	case code := <-done:
+	case code := <-r.done:
 		if code != 0 {
-			t.Fatalf("exit %d after SIGTERM; stderr:\n%s", code, errb.String())
+			r.t.Fatalf("exit %d after SIGTERM; stderr:\n%s", code, r.errb.String())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("no exit within 30s of SIGTERM")
+		r.t.Fatal("no exit within 30s of SIGTERM")
 	}
-	e.checkExactlyOnce(badSet())
 }
 
 func (e *env) rowsInTables() int {
 	cat, err := e.cfg.Catalog.Open(context.Background())
 	if err != nil {
 		return 0
+	}
+	if c, ok := cat.(catalog.Closer); ok {
+		defer c.Close()
 	}
 	n := 0
 	for _, id := range []string{e.cfg.Table, e.cfg.DLQTable} {
