@@ -133,7 +133,9 @@ func TestWriterBackgroundWriteError(t *testing.T) {
 	if err := f.ProcessElement(ctx, w, w.Start, flushBatch{r: Range{Topic: "t", End: flushRows}, rows: rows}, emit); err != nil {
 		t.Fatal(err)
 	}
-	// The background write has started; make it fail as if it had.
+	// The background write has started (once the queued append ran); make
+	// it fail as if it had.
+	f.queue.sync()
 	buf := f.bufs[w.MaxTimestamp()]
 	if len(buf.flush.writes) != 1 {
 		t.Fatalf("%d background writes after %d rows, want 1", len(buf.flush.writes), flushRows)

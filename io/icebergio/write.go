@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -294,6 +295,17 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key st
 	pending, _, err := f.Pending.Read(sp)
 	if err != nil {
 		return err
+	}
+	if len(m.running) > 0 {
+		// A bundle of this key that ran beside this one may have committed
+		// windows that this state still lists: the mirror's offsets are past
+		// them. They are done, not replays: drop them here rather than
+		// report them again as duplicates. (w itself is never dropped: a
+		// window the runner delivers twice is reported as a duplicate.)
+		pending = slices.DeleteFunc(pending, func(p WindowFiles) bool {
+			st, err := classify(p, m.running, Offsets{})
+			return err == nil && st == windowDuplicate
+		})
 	}
 	pending = union(union(pending, m.pending), []WindowFiles{w})
 	running := m.running.Clone()

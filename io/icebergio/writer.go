@@ -65,7 +65,8 @@ type writeFn struct {
 	checked   time.Time
 	committed Offsets
 	bufs      map[mtime.Time]*windowBuf
-	inflight  *fileWrite // the latest background write (see flush.go)
+	inflight  *fileWrite   // the latest background write (see flush.go)
+	queue     *appendQueue // this bundle's appends (see appendq.go)
 }
 
 // windowBuf holds one window's rows of the current bundle, as Arrow columns.
@@ -120,8 +121,12 @@ func (f *writeFn) Setup(ctx context.Context) error {
 }
 
 func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, FileSet)) {
+	if f.queue != nil {
+		f.queue.wait() // left by a bundle that failed: its rows are dropped with it
+	}
 	f.bufs = map[mtime.Time]*windowBuf{}
 	f.refreshSchema(ctx)
+	f.queue = newAppendQueue()
 }
 
 // refreshSchema takes up the table's current schema and promoted columns,
@@ -215,9 +220,14 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.Even
 		} else if buf.rowType != rows.Type().Elem() {
 			return fmt.Errorf("icebergio.Write %s: rows of %v and %v in one PCollection", f.Ident, buf.rowType, rows.Type().Elem())
 		}
-		buf.app.appendSlice(rows, lo, n)
 		buf.rows += int64(n - lo)
-		f.appended(ctx, buf, n-lo)
+		app := buf.app
+		if err := f.queue.add(func() {
+			app.appendSlice(rows, lo, n)
+			f.appended(ctx, buf, n-lo)
+		}); err != nil {
+			return fmt.Errorf("icebergio.Write %s: %w", f.Ident, err)
+		}
 	}
 	buf.ranges = appendRange(buf.ranges, r)
 	if st, ok := elem.(SourceTimed); ok && n > lo {
@@ -232,6 +242,11 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.Even
 
 func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, FileSet)) error {
 	defer f.waitWrites() // none is left running, even on an error
+	err := f.queue.wait()
+	f.queue = nil
+	if err != nil {
+		return fmt.Errorf("icebergio.Write %s: %w", f.Ident, err)
+	}
 	for _, buf := range f.bufs {
 		// Files and Ranges are empty, never nil: Go's row coder sends a nil slice as a
 		// null field, and Beam Java's RowCoder, when a portable runner decodes and
@@ -293,6 +308,10 @@ func (f *writeFn) writeFiles(ctx context.Context, rec arrow.RecordBatch) ([]iceb
 }
 
 func (f *writeFn) Teardown() {
+	if f.queue != nil {
+		f.queue.wait()
+		f.queue = nil
+	}
 	if f.cat != nil {
 		closeCatalog(f.cat)
 	}
