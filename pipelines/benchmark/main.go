@@ -49,6 +49,7 @@ type Config struct {
 	LoopGoroutines int
 	LoopChunk      int
 	FetchBytes     int
+	CallDuration   time.Duration
 	CPUProfile     string
 	MemProfile     string
 	Repeat         int
@@ -98,6 +99,7 @@ func main() {
 	flag.IntVar(&cfg.LoopGoroutines, "loop-goroutines", 2, "consumer goroutines of the pure-Go loop, each with its share of the partitions")
 	flag.IntVar(&cfg.LoopChunk, "loop-chunk", 256<<10, "rows per table.WriteRecords call of each loop goroutine")
 	flag.IntVar(&cfg.FetchBytes, "fetch-max-partition-bytes", 0, "kafkaio.Config.FetchMaxPartitionBytes of both modes; 0 is kafkaio's default")
+	flag.DurationVar(&cfg.CallDuration, "call-duration", 0, "kafkaio.Config.CallDuration of the Beam mode (how long one partition reads before it self-checkpoints); 0 is kafkaio's default")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file (in --mode=all: of the beam child)")
 	flag.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile at the run's peak live heap to this file (in --mode=all: of the beam child)")
 	flag.IntVar(&cfg.Repeat, "repeat", 1, "in --mode=all: measure loop and beam this many times")
@@ -179,7 +181,7 @@ func measure(ctx context.Context, cfg Config) (result, error) {
 		return result{}, err
 	}
 	defer b.close()
-	kc := kafkaio.Config{Brokers: b.addrs, Topic: topic, FetchMaxPartitionBytes: int32(cfg.FetchBytes)}
+	kc := kafkaio.Config{Brokers: b.addrs, Topic: topic, FetchMaxPartitionBytes: int32(cfg.FetchBytes), CallDuration: cfg.CallDuration}
 	r := result{Mode: cfg.Mode, Events: cfg.Events, PreloadRSS: b.rss, BrokerRSS: b.brokerRSS, Preload: b.took.Seconds()}
 
 	if cfg.CPUProfile != "" {
@@ -314,7 +316,7 @@ func parent(ctx context.Context, cfg Config, out io.Writer) error {
 				fmt.Sprintf("--partitions=%d", cfg.Partitions), fmt.Sprintf("--bad-ratio=%g", cfg.BadRatio),
 				fmt.Sprintf("--seed=%d", cfg.Seed), "--commit-interval=" + cfg.CommitInterval.String(),
 				fmt.Sprintf("--loop-goroutines=%d", cfg.LoopGoroutines), fmt.Sprintf("--loop-chunk=%d", cfg.LoopChunk),
-				fmt.Sprintf("--fetch-max-partition-bytes=%d", cfg.FetchBytes)}
+				fmt.Sprintf("--fetch-max-partition-bytes=%d", cfg.FetchBytes), "--call-duration=" + cfg.CallDuration.String()}
 			if cfg.Keep {
 				args = append(args, "--keep")
 			}
