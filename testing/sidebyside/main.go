@@ -56,6 +56,7 @@ type Config struct {
 	Keep           bool
 	Out, Chart     string
 	From           string
+	FreshConfig    // --freshness and its flags (freshness_flags.go)
 }
 
 func parseArgs(args []string) (Config, error) {
@@ -74,7 +75,11 @@ func parseArgs(args []string) (Config, error) {
 	fs.StringVar(&c.Out, "out", "testing/sidebyside/results.json", "where the results go, as JSON; empty writes none")
 	fs.StringVar(&c.Chart, "chart", "sidebyside.png", "where the chart goes, as PNG; empty draws none")
 	fs.StringVar(&c.From, "from", "", "draw the chart and print the table from this results file, and run nothing")
+	checkFresh := addFreshFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if err := checkFresh(); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
@@ -122,6 +127,9 @@ func main() {
 }
 
 func run(ctx context.Context, cfg Config) error {
+	if cfg.Freshness {
+		return runFreshness(ctx, cfg)
+	}
 	if cfg.From != "" {
 		rep, err := readReport(cfg.From)
 		if err != nil {
