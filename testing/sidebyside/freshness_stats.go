@@ -134,13 +134,16 @@ func percentile(sorted []int64, q float64) int64 {
 }
 
 // flatRule says when lag is flat: over the last third of the per-second
-// series, the least-squares slope of the per-second maximum lag is at most
-// MaxSlope (seconds of lag gained per second of wall time: 0.05 means the
-// contender keeps at least 95% of the rate), and the end lag (the mean of the
-// last tenth's maxima, at least 3 points) is at most MaxEndLag.
+// series, the least-squares slope of the lag is at most MaxSlope (seconds of
+// lag gained per second of wall time: 0.05 means the contender keeps at
+// least 95% of the rate), and the end lag (the mean of the last tenth's
+// per-second maxima, at least 3 points) is at most MaxEndLag. The slope is
+// taken over the maxima of windows of up to 10 s (at least three windows),
+// not over single seconds: a commit every 2 s makes each second's worst lag
+// a sawtooth, which would tilt a short fit either way.
 type flatRule struct {
-	MaxSlope  float64
-	MaxEndLag float64 // seconds
+	MaxSlope  float64 `json:"max_slope_s_per_s"`
+	MaxEndLag float64 `json:"max_end_lag_s"`
 }
 
 // flatVerdict is what flatRule found.
@@ -157,10 +160,16 @@ func (f flatRule) judge(series []SecondPoint) flatVerdict {
 		return flatVerdict{Reason: fmt.Sprintf("%d seconds of data: too few to judge", len(series))}
 	}
 	last := series[len(series)*2/3:]
+	window := max(1, min(10, len(last)/3))
 	var xs, ys []float64
-	for _, p := range last {
-		xs = append(xs, float64(p.Second))
-		ys = append(ys, float64(p.MaxLagMs)/1000)
+	for i := 0; i+window <= len(last); i += window {
+		var hi float64
+		var mid float64
+		for _, p := range last[i : i+window] {
+			hi = max(hi, float64(p.MaxLagMs)/1000)
+			mid += float64(p.Second) / float64(window)
+		}
+		xs, ys = append(xs, mid), append(ys, hi)
 	}
 	v := flatVerdict{SlopeSS: slope(xs, ys)}
 	tail := series[len(series)-max(3, len(series)/10):]

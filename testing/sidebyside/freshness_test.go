@@ -103,6 +103,9 @@ func TestFlatRule(t *testing.T) {
 	}{
 		// A 2 s commit interval: the worst record of each second waits 1-3 s.
 		{"sawtooth", series(180, func(s int) float64 { return 1 + float64(s%2)*2 }), true, ""},
+		// Commits every 3 s, with a stall of 1 s every 17 s: per-second
+		// maxima that a one-second fit over a short span would tilt.
+		{"irregular sawtooth", series(180, func(s int) float64 { return 1 + float64(s%3) + float64(s%17/16) }), true, ""},
 		// A slow start that then keeps up: only the last third counts.
 		{"catches up", series(180, func(s int) float64 { return max(2, 30-float64(s)) }), true, ""},
 		// Keeps 90% of the rate: 0.1 s of lag per second.
