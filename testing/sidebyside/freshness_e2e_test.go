@@ -46,6 +46,11 @@ func TestFreshnessBronzeE2E(t *testing.T) {
 	if r.P99Ms <= 0 || r.P99Ms >= 10_000 || r.MaxMs < r.P99Ms || r.P50Ms > r.P99Ms {
 		t.Errorf("freshness p50 %d ms, p99 %d ms, max %d ms: want 0 < p50 <= p99 <= max, and p99 under 10 s", r.P50Ms, r.P99Ms, r.MaxMs)
 	}
+	if t.Failed() {
+		for _, p := range r.Seconds {
+			t.Logf("second %d: %d records, p50 %d ms, max %d ms", p.Second, p.Rows, p.P50LagMs, p.MaxLagMs)
+		}
+	}
 	if len(r.Seconds) < 25 || len(r.Points) < 5 {
 		t.Errorf("%d per-second points and %d snapshots: want about 30 and 15", len(r.Seconds), len(r.Points))
 	}

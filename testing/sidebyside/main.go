@@ -26,6 +26,17 @@
 // testing/sidebyside/results.json and sidebyside.png (next to the README),
 // and prints the README's table. --from=results.json redraws the chart and
 // the table without running anything.
+//
+//	go run ./testing/sidebyside --freshness --rates=20000,50000 --duration=3m
+//
+// measures freshness under a steady stream instead (freshness*.go): each
+// contender streams from an empty topic of its own, a paced producer sends
+// each rate for the duration, and every record's freshness, the commit time
+// (timestamp-ms) of the snapshot that added it minus its Kafka timestamp, is
+// read back from each snapshot's added files. It writes
+// testing/sidebyside/freshness.json and freshness.png, and prints p50, p99
+// and max per contender and rate, and the highest rate whose lag stayed
+// flat. --freshness --from=freshness.json redraws them.
 package main
 
 import (
