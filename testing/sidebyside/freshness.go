@@ -56,6 +56,10 @@ type FreshResult struct {
 	P50Ms int64 `json:"p50_ms"`
 	P99Ms int64 `json:"p99_ms"`
 	MaxMs int64 `json:"max_ms"`
+	// NewestP50Ms is, over the snapshots, the median lag of each one's
+	// freshest record: how long a commit takes to follow the newest record
+	// it holds (the window's close, the watermark, Parquet, the commit).
+	NewestP50Ms int64 `json:"newest_p50_ms"`
 	// Drained: every record was visible within --drain-timeout of the
 	// producer's end, DrainS after it.
 	Drained bool    `json:"drained"`
@@ -248,6 +252,7 @@ func (e *env) runFresh(ctx context.Context, c contender, rate int) (FreshResult,
 		res.MaxMs = a.Lags[len(a.Lags)-1]
 	}
 	res.Seconds, res.Points = a.Seconds, a.Snapshots
+	res.NewestP50Ms = newestP50(a.Snapshots)
 	res.Verdict = e.cfg.flatRule().judge(a.Seconds)
 	if !res.Drained {
 		res.Verdict.Flat = false

@@ -183,8 +183,8 @@ func freshMarkdown(rep FreshReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "freshness: %.0f s of steady production per run, %d partitions, commit interval %s; %s; %s\n\n",
 		rep.DurationS, rep.Partitions, rep.CommitInterval, rep.Machine, rep.Date)
-	b.WriteString("| contender | commits | events/s asked | sent/s | p50 | p99 | max | end lag | lag slope | flat | drained | CPU s per s | peak RSS |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| contender | commits | events/s asked | sent/s | p50 | p99 | max | newest record to commit (median) | end lag | lag slope | flat | drained | CPU s per s | peak RSS |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rate := range freshRates(rep) {
 		for _, name := range contenderOrder {
 			for _, r := range rep.Results {
@@ -199,9 +199,9 @@ func freshMarkdown(rep FreshReport) string {
 				if !r.Drained {
 					drained = fmt.Sprintf("no (%d missing)", r.Missing)
 				}
-				fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %.2f s | %.2f s | %.2f s | %.2f s | %+.3f s/s | %s | %s | %.2f | %.0f MiB |\n",
+				fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %.2f s | %.2f s | %.2f s | %.2f s | %.2f s | %+.3f s/s | %s | %s | %.2f | %.0f MiB |\n",
 					labels[name], r.Commit, thousands(float64(r.Rate)), thousands(r.AchievedRate),
-					float64(r.P50Ms)/1000, float64(r.P99Ms)/1000, float64(r.MaxMs)/1000, r.Verdict.EndLagS, r.Verdict.SlopeSS,
+					float64(r.P50Ms)/1000, float64(r.P99Ms)/1000, float64(r.MaxMs)/1000, float64(r.NewestP50Ms)/1000, r.Verdict.EndLagS, r.Verdict.SlopeSS,
 					flat, drained, r.CPUPerWallS, float64(r.PeakRSSBytes)/(1<<20))
 			}
 		}

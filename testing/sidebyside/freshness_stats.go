@@ -219,3 +219,13 @@ func sustainable(runs []FreshResult) map[string]int {
 	}
 	return out
 }
+
+// newestP50 is the median over snapshots of their freshest record's lag.
+func newestP50(points []SnapshotPoint) int64 {
+	var mins []int64
+	for _, p := range points {
+		mins = append(mins, p.MinLagMs)
+	}
+	slices.Sort(mins)
+	return percentile(mins, 50)
+}

@@ -70,6 +70,9 @@ func TestAttributeChargesEachRowToTheSnapshotThatAddedIt(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("attribute (-want +got):\n%s", diff)
 	}
+	if got := newestP50(got.Snapshots); got != 1100 {
+		t.Errorf("newestP50 = %d, want 1100, the lower of the two snapshots' freshest (1200, 1100)", got)
+	}
 
 	// The same record in two snapshots, one never produced, one missing.
 	bad := []snapshotRows{
