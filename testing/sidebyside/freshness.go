@@ -64,6 +64,9 @@ type FreshResult struct {
 	// producer's end, DrainS after it.
 	Drained bool    `json:"drained"`
 	DrainS  float64 `json:"drain_s"`
+	// Behind counts the records not yet visible when the drain timed out
+	// (0 when drained). The stop that follows may still commit them.
+	Behind int64 `json:"behind"`
 	// The exactly-once check over every record, warm-up included.
 	Found      int64 `json:"found"`
 	Duplicates int64 `json:"duplicates"`
@@ -235,6 +238,7 @@ func (e *env) runFresh(ctx context.Context, c contender, rate int) (FreshResult,
 		return res, err
 	}
 	if !res.Drained {
+		res.Behind = total - got
 		logf("%s at %d events/s: %d of %d rows visible %v after the producer ended; not drained", c.name, rate, got, total, e.cfg.DrainTimeout)
 	}
 	_, res.PeakRSSBytes = run.meter.Stop(run.cmd.Process.Pid)

@@ -197,7 +197,7 @@ func freshMarkdown(rep FreshReport) string {
 				}
 				drained := fmt.Sprintf("%.1f s", r.DrainS)
 				if !r.Drained {
-					drained = fmt.Sprintf("no (%d missing)", r.Missing)
+					drained = fmt.Sprintf("no: %s behind after %.0f s", thousands(float64(r.Behind)), r.DrainS)
 				}
 				fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %.2f s | %.2f s | %.2f s | %.2f s | %.2f s | %+.3f s/s | %s | %s | %.2f | %.0f MiB |\n",
 					labels[name], r.Commit, thousands(float64(r.Rate)), thousands(r.AchievedRate),
