@@ -192,8 +192,10 @@ func (e *env) runFresh(ctx context.Context, c contender, rate int) (FreshResult,
 		err error
 	}
 	done := make(chan paced, 1)
+	pctx, stopProducing := context.WithCancel(ctx) // a contender that dies stops the producer
+	defer stopProducing()
 	go func() {
-		st, err := prod.run(ctx, rate, e.cfg.Duration)
+		st, err := prod.run(pctx, rate, e.cfg.Duration)
 		done <- paced{st, err}
 	}()
 	var ps paced
@@ -241,7 +243,7 @@ func (e *env) runFresh(ctx context.Context, c contender, rate int) (FreshResult,
 		res.Behind = total - got
 		logf("%s at %d events/s: %d of %d rows visible %v after the producer ended; not drained", c.name, rate, got, total, e.cfg.DrainTimeout)
 	}
-	_, res.PeakRSSBytes = run.meter.Stop(run.cmd.Process.Pid)
+	res.PeakRSSBytes = run.stopMeter()
 	run.stop(c.name)
 
 	snaps, err := readSnapshots(ctx, e.cat, r.table)
@@ -279,6 +281,17 @@ type launched struct {
 	logPath string
 	logFile *os.File
 	health  func(trial) error
+	metered bool // the meter was stopped
+}
+
+// stopMeter stops the meter, once, and returns the peak RSS.
+func (l *launched) stopMeter() int64 {
+	if l.metered {
+		return 0
+	}
+	l.metered = true
+	_, peak := l.meter.Stop(l.cmd.Process.Pid)
+	return peak
 }
 
 // launch starts a contender in a process group of its own, its output to a
@@ -311,6 +324,7 @@ func (e *env) launch(c contender, r trial, name string) (*launched, error) {
 
 // kill ends the whole process group at once; it is safe after stop.
 func (l *launched) kill() {
+	l.stopMeter()
 	if l.cmd.ProcessState == nil {
 		_ = syscall.Kill(-l.cmd.Process.Pid, syscall.SIGKILL)
 	}
