@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -114,10 +115,19 @@ func measureFreshness(ctx context.Context, cfg Config, root string) (FreshReport
 		Rule:           cfg.flatRule(),
 		Versions:       e.versions(),
 	}
-	for _, rate := range cfg.Rates {
+	// The search: rates in increasing order, and a contender whose lag was
+	// not flat at one rate does not run at the higher ones.
+	rates := slices.Clone(cfg.Rates)
+	slices.Sort(rates)
+	failedAt := map[string]int{}
+	for _, rate := range rates {
 		for _, name := range cfg.Contenders {
 			if err := ctx.Err(); err != nil {
 				return rep, err
+			}
+			if at, failed := failedAt[name]; failed {
+				logf("%s: skipping %d events/s, since its lag was not flat at %d", name, rate, at)
+				continue
 			}
 			res, err := e.runFresh(ctx, contenderByName[name], rate)
 			if err != nil {
@@ -127,6 +137,9 @@ func measureFreshness(ctx context.Context, cfg Config, root string) (FreshReport
 				name, rate, res.Commit, float64(res.P50Ms)/1000, float64(res.P99Ms)/1000, float64(res.MaxMs)/1000,
 				res.Verdict.EndLagS, res.Verdict.SlopeSS, res.Verdict.Flat, res.Verdict.Reason, res.Drained, res.DrainS, res.CPUPerWallS)
 			rep.Results = append(rep.Results, res)
+			if !res.Verdict.Flat {
+				failedAt[name] = rate
+			}
 		}
 	}
 	return rep, nil

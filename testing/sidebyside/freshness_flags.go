@@ -32,7 +32,7 @@ func (c Config) flatRule() flatRule {
 func addFreshFlags(fs *flag.FlagSet, c *Config) func() error {
 	fs.BoolVar(&c.Freshness, "freshness", false, "measure freshness under a steady stream instead of a backlog: each contender streams while a paced producer sends --rates events/s for --duration")
 	rate := fs.Int("rate", 0, "one rate, events/s, for --freshness (the same as --rates=N)")
-	rates := fs.String("rates", "20000,50000", "comma-separated rates, events/s, for --freshness: each contender runs at each, and the highest whose lag stays flat is reported")
+	rates := fs.String("rates", "20000,50000", "comma-separated rates, events/s, for --freshness: each contender runs at each in increasing order until its lag is not flat, and the highest that was is reported")
 	fs.DurationVar(&c.Duration, "duration", 3*time.Minute, "how long the producer sends, per contender and rate, with --freshness")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 2*time.Minute, "how long after the producer ends every record must be visible, with --freshness; a run that does not drain is not sustainable")
 	fs.DurationVar(&c.MaxEndLag, "max-end-lag", 10*time.Second, "lag flat: the end lag (mean per-second maximum over the last tenth) at most this, with --freshness")
