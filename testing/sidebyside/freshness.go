@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,15 +116,13 @@ func measureFreshness(ctx context.Context, cfg Config, root string) (FreshReport
 	}
 	// The search: rates in increasing order, and a contender whose lag was
 	// not flat at one rate does not run at the higher ones.
-	rates := slices.Clone(cfg.Rates)
-	slices.Sort(rates)
-	failedAt := map[string]int{}
-	for _, rate := range rates {
+	search := newRateSearch(cfg.Rates)
+	for _, rate := range search.rates {
 		for _, name := range cfg.Contenders {
 			if err := ctx.Err(); err != nil {
 				return rep, err
 			}
-			if at, failed := failedAt[name]; failed {
+			if at, skip := search.skip(name); skip {
 				logf("%s: skipping %d events/s, since its lag was not flat at %d", name, rate, at)
 				continue
 			}
@@ -137,9 +134,7 @@ func measureFreshness(ctx context.Context, cfg Config, root string) (FreshReport
 				name, rate, res.Commit, float64(res.P50Ms)/1000, float64(res.P99Ms)/1000, float64(res.MaxMs)/1000,
 				res.Verdict.EndLagS, res.Verdict.SlopeSS, res.Verdict.Flat, res.Verdict.Reason, res.Drained, res.DrainS, res.CPUPerWallS)
 			rep.Results = append(rep.Results, res)
-			if !res.Verdict.Flat {
-				failedAt[name] = rate
-			}
+			search.record(res)
 		}
 	}
 	return rep, nil

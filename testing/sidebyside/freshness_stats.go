@@ -229,3 +229,29 @@ func newestP50(points []SnapshotPoint) int64 {
 	slices.Sort(mins)
 	return percentile(mins, 50)
 }
+
+// rateSearch is the short search for the sustainable rate: the rates in
+// increasing order, and a contender whose lag was not flat at one rate
+// skips the higher ones.
+type rateSearch struct {
+	rates    []int
+	failedAt map[string]int
+}
+
+func newRateSearch(rates []int) *rateSearch {
+	r := slices.Clone(rates)
+	slices.Sort(r)
+	return &rateSearch{rates: slices.Compact(r), failedAt: map[string]int{}}
+}
+
+// skip says whether a contender is done, and at which rate it failed.
+func (s *rateSearch) skip(name string) (int, bool) {
+	at, ok := s.failedAt[name]
+	return at, ok
+}
+
+func (s *rateSearch) record(r FreshResult) {
+	if _, ok := s.failedAt[r.Contender]; !ok && !r.Verdict.Flat {
+		s.failedAt[r.Contender] = r.Rate
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,29 @@ func TestSustainableIsTheHighestFlatDrainedRate(t *testing.T) {
 	want := map[string]int{"bronze": 100000, "spark": 20000, "connect": 0}
 	if diff := cmp.Diff(want, sustainable(runs)); diff != "" {
 		t.Errorf("sustainable (-want +got):\n%s", diff)
+	}
+}
+
+func TestRateSearchStopsAContenderAtItsFirstFailure(t *testing.T) {
+	s := newRateSearch([]int{100000, 20000, 50000, 20000})
+	if diff := cmp.Diff([]int{20000, 50000, 100000}, s.rates); diff != "" {
+		t.Errorf("rates (-want +got):\n%s", diff)
+	}
+	var ran []string
+	for _, rate := range s.rates {
+		for _, name := range []string{"bronze", "spark"} {
+			if _, skip := s.skip(name); skip {
+				continue
+			}
+			ran = append(ran, name+"@"+strconv.Itoa(rate))
+			s.record(FreshResult{Contender: name, Rate: rate, Verdict: flatVerdict{Flat: name == "bronze" || rate < 50000}})
+		}
+	}
+	if diff := cmp.Diff([]string{"bronze@20000", "spark@20000", "bronze@50000", "spark@50000", "bronze@100000"}, ran); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	if at, _ := s.skip("spark"); at != 50000 {
+		t.Errorf("spark failed at %d, want 50000", at)
 	}
 }
 
