@@ -26,6 +26,17 @@
 // testing/sidebyside/results.json and sidebyside.png (next to the README),
 // and prints the README's table. --from=results.json redraws the chart and
 // the table without running anything.
+//
+//	go run ./testing/sidebyside --freshness --rates=20000,50000 --duration=3m
+//
+// measures freshness under a steady stream instead (freshness*.go): each
+// contender streams from an empty topic of its own, a paced producer sends
+// each rate for the duration, and every record's freshness, the commit time
+// (timestamp-ms) of the snapshot that added it minus its Kafka timestamp, is
+// read back from each snapshot's added files. It writes
+// testing/sidebyside/freshness.json and freshness.png, and prints p50, p99
+// and max per contender and rate, and the highest rate whose lag stayed
+// flat. --freshness --from=freshness.json redraws them.
 package main
 
 import (
@@ -56,6 +67,7 @@ type Config struct {
 	Keep           bool
 	Out, Chart     string
 	From           string
+	FreshConfig    // --freshness and its flags (freshness_flags.go)
 }
 
 func parseArgs(args []string) (Config, error) {
@@ -74,7 +86,11 @@ func parseArgs(args []string) (Config, error) {
 	fs.StringVar(&c.Out, "out", "testing/sidebyside/results.json", "where the results go, as JSON; empty writes none")
 	fs.StringVar(&c.Chart, "chart", "sidebyside.png", "where the chart goes, as PNG; empty draws none")
 	fs.StringVar(&c.From, "from", "", "draw the chart and print the table from this results file, and run nothing")
+	checkFresh := addFreshFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if err := checkFresh(); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
@@ -122,6 +138,9 @@ func main() {
 }
 
 func run(ctx context.Context, cfg Config) error {
+	if cfg.Freshness {
+		return runFreshness(ctx, cfg)
+	}
 	if cfg.From != "" {
 		rep, err := readReport(cfg.From)
 		if err != nil {

@@ -124,6 +124,9 @@ func measure(ctx context.Context, cfg Config, root string) (Report, error) {
 		return Report{}, err
 	}
 	defer e.tearDown()
+	if err := e.preload(ctx); err != nil {
+		return Report{}, err
+	}
 
 	rep := Report{
 		Date:           time.Now().UTC().Format(time.RFC3339),
@@ -153,7 +156,7 @@ func measure(ctx context.Context, cfg Config, root string) (Report, error) {
 }
 
 // setUp starts the services, installs what the contenders need, builds
-// bronze, opens the catalog and preloads the topic.
+// bronze and opens the catalog.
 func (e *env) setUp(ctx context.Context) error {
 	for _, s := range []string{"postgres", "minio", "kafka"} {
 		logf("starting %s", s)
@@ -187,9 +190,11 @@ func (e *env) setUp(ctx context.Context) error {
 	}
 	var err error
 	e.cat, err = icebergio.CatalogConfig{Type: "sql", Name: "local", URI: catalogURI, Warehouse: warehouse, S3Endpoint: s3Endpoint}.Open(ctx)
-	if err != nil {
-		return err
-	}
+	return err
+}
+
+// preload makes the topic and fills it with --events sample events.
+func (e *env) preload(ctx context.Context) error {
 	if _, err := e.script("kafka", "create-topic", e.topic, strconv.Itoa(e.cfg.Partitions)); err != nil {
 		return err
 	}
