@@ -11,7 +11,9 @@ import (
 // TestFreshnessBronzeE2E runs the freshness mode for bronze alone, for 30 s
 // at 2,000 events/s, on real Kafka, MinIO and PostgreSQL (started through
 // testing/services, as the harness does): every produced record must be in
-// the table exactly once, and p99 freshness finite and under 10 s.
+// the table exactly once, and p99 freshness finite and under 15 s (about
+// 4.5 s on a quiet machine; 9.8 s was seen once, niced, under a load of 5:
+// the bound catches a stall, the README's measurement the seconds).
 //
 //	go test -tags e2e -run TestFreshnessBronzeE2E ./testing/sidebyside/
 func TestFreshnessBronzeE2E(t *testing.T) {
@@ -43,8 +45,8 @@ func TestFreshnessBronzeE2E(t *testing.T) {
 		t.Errorf("drained %v, found %d, missing %d, duplicates %d: want every one of %d records exactly once",
 			r.Drained, r.Found, r.Missing, r.Duplicates, r.Produced+int64(cfg.Partitions))
 	}
-	if r.P99Ms <= 0 || r.P99Ms >= 10_000 || r.MaxMs < r.P99Ms || r.P50Ms > r.P99Ms {
-		t.Errorf("freshness p50 %d ms, p99 %d ms, max %d ms: want 0 < p50 <= p99 <= max, and p99 under 10 s", r.P50Ms, r.P99Ms, r.MaxMs)
+	if r.P99Ms <= 0 || r.P99Ms >= 15_000 || r.MaxMs < r.P99Ms || r.P50Ms > r.P99Ms {
+		t.Errorf("freshness p50 %d ms, p99 %d ms, max %d ms: want 0 < p50 <= p99 <= max, and p99 under 15 s", r.P50Ms, r.P99Ms, r.MaxMs)
 	}
 	if t.Failed() {
 		for _, p := range r.Seconds {
@@ -55,7 +57,7 @@ func TestFreshnessBronzeE2E(t *testing.T) {
 		t.Errorf("%d per-second points and %d snapshots: want about 30 and 15", len(r.Seconds), len(r.Points))
 	}
 	// 30 s is too short for the flat verdict to be steady; the end lag is not.
-	if r.Verdict.EndLagS <= 0 || r.Verdict.EndLagS >= 10 {
-		t.Errorf("end lag %.2f s at 2,000 events/s: want under 10 s", r.Verdict.EndLagS)
+	if r.Verdict.EndLagS <= 0 || r.Verdict.EndLagS >= 15 {
+		t.Errorf("end lag %.2f s at 2,000 events/s: want under 15 s", r.Verdict.EndLagS)
 	}
 }
