@@ -53,6 +53,16 @@ type Config struct {
 	// visible after 4.8-6.0 s instead of 6.8-7.5 s with 1 s calls, at the
 	// same events/s and CPU (testing/sidebyside, pipelines/benchmark).
 	CallDuration time.Duration
+	// BehindCallDuration is how long a call reads instead, once a poll
+	// finds its partition more than BehindRecords behind the log's end: a
+	// backlog is read in long calls, a live stream in short ones. Default
+	// 1s, at most 1s, never less than CallDuration.
+	BehindCallDuration time.Duration
+	// BehindRecords is how many records behind the log's end a partition
+	// must be for a long call. Default 100,000: a live stream of 100k
+	// events/s on 8 partitions falls about 25k behind while the other
+	// partitions' calls run.
+	BehindRecords int64
 	// IdleWait is how long a caught-up partition waits before it polls
 	// again. Default 100ms.
 	IdleWait time.Duration
@@ -72,6 +82,13 @@ func (c Config) withDefaults() Config {
 		c.CallDuration = 250 * time.Millisecond
 	}
 	c.CallDuration = min(c.CallDuration, time.Second)
+	if c.BehindCallDuration <= 0 {
+		c.BehindCallDuration = time.Second
+	}
+	c.BehindCallDuration = max(c.CallDuration, min(c.BehindCallDuration, time.Second))
+	if c.BehindRecords <= 0 {
+		c.BehindRecords = 100_000
+	}
 	if c.IdleWait <= 0 {
 		c.IdleWait = 100 * time.Millisecond
 	}

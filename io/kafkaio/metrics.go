@@ -37,7 +37,10 @@ func (m partitionMetrics) read(b Batch) {
 // lag sets the partition's lag from the high watermark of the last fetch:
 // end offset minus the next offset to read. A bounded read's end is its
 // restriction's end.
-func (m partitionMetrics) lag(fs kgo.Fetches, r offsetrange.Restriction, pos int64) {
+// lag exports, and returns, how far pos is behind the partition's high
+// watermark (or the restriction's end, if that is nearer); -1 when the
+// fetches carry no high watermark.
+func (m partitionMetrics) lag(fs kgo.Fetches, r offsetrange.Restriction, pos int64) int64 {
 	end := int64(-1)
 	fs.EachPartition(func(p kgo.FetchTopicPartition) {
 		if p.HighWatermark > end {
@@ -47,9 +50,11 @@ func (m partitionMetrics) lag(fs kgo.Fetches, r offsetrange.Restriction, pos int
 	if r.End != unbounded && (end < 0 || r.End < end) {
 		end = r.End
 	}
-	if end >= 0 {
-		m.lagValue(max(0, end-pos))
+	if end < 0 {
+		return -1
 	}
+	m.lagValue(max(0, end-pos))
+	return max(0, end-pos)
 }
 
 func (m partitionMetrics) lagValue(v int64) { m.lagGauge.Set(float64(v)) }

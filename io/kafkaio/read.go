@@ -126,7 +126,9 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 	}
 	m := metricsFor(f.Cfg.Topic, p.ID)
 	pos := r.Start // the first offset not yet covered by an emitted batch
-	deadline := time.Now().Add(f.Cfg.CallDuration)
+	started := time.Now()
+	deadline := started.Add(f.Cfg.CallDuration)
+	behind := false // the call was made long: the partition was far behind
 	var last mtime.Time
 	first := mtime.MaxTimestamp // the stamp of this call's first batch
 	idle := false
@@ -181,7 +183,14 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			last, first = ts, min(first, ts)
 			emit(ts, b)
 		}
-		m.lag(fetches, r, pos)
+		if lag := m.lag(fetches, r, pos); lag > f.Cfg.BehindRecords && !behind {
+			// Far behind (a backlog): read on for a long call. Fewer
+			// self-checkpoints mean fewer bundles, fewer and larger files,
+			// and less memory; a partition that has caught up goes back to
+			// short calls, which commit a live stream's windows sooner.
+			behind = true
+			deadline = started.Add(f.Cfg.BehindCallDuration)
+		}
 		if r.End != unbounded && (atEnd || pos >= r.End) {
 			m.lagValue(0) // read up to the end taken at start
 			closeConsumer(c)
