@@ -152,21 +152,9 @@ func (e *env) runFresh(ctx context.Context, c contender, rate int) (FreshResult,
 		e.topics = append(e.topics, e.topic)
 	}
 	e.topic = topic
-	r := trial{env: e, name: "freshness-" + name, table: e.cfg.Namespace + "." + name, dir: filepath.Join(e.dir, name)}
-	if c.name == "bronze" {
-		r.dlq = r.table + "_dlq"
-	}
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+	r, err := e.newTrial(c, "freshness-", name)
+	if err != nil {
 		return FreshResult{}, err
-	}
-	e.tables = append(e.tables, r.table)
-	if r.dlq != "" {
-		e.tables = append(e.tables, r.dlq)
-	}
-	if c.prepare != nil {
-		if err := c.prepare(r); err != nil {
-			return FreshResult{}, err
-		}
 	}
 	prod, err := newPacedProducer(topic, e.cfg.Partitions, e.cfg.Seed, min(max(rate, 1000), 100_000))
 	if err != nil {

@@ -295,16 +295,16 @@ var contenderByName = map[string]contender{
 	}, connectHealth},
 }
 
-// runOne launches one contender, waits until its table holds every event,
-// stops it, and checks the count.
-func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
-	name := fmt.Sprintf("%s_%s_%d", c.name, e.id, n)
-	r := trial{env: e, name: "sidebyside-" + name, table: e.cfg.Namespace + "." + name, dir: filepath.Join(e.dir, name)}
+// newTrial makes the directory and names the tables of one run of c (the
+// dead letters' too, for bronze), records them for tearDown, and prepares
+// the contender.
+func (e *env) newTrial(c contender, prefix, name string) (trial, error) {
+	r := trial{env: e, name: prefix + name, table: e.cfg.Namespace + "." + name, dir: filepath.Join(e.dir, name)}
 	if c.name == "bronze" {
 		r.dlq = r.table + "_dlq"
 	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return Result{}, err
+		return trial{}, err
 	}
 	e.tables = append(e.tables, r.table)
 	if r.dlq != "" {
@@ -312,8 +312,19 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 	}
 	if c.prepare != nil {
 		if err := c.prepare(r); err != nil {
-			return Result{}, err
+			return trial{}, err
 		}
+	}
+	return r, nil
+}
+
+// runOne launches one contender, waits until its table holds every event,
+// stops it, and checks the count.
+func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
+	name := fmt.Sprintf("%s_%s_%d", c.name, e.id, n)
+	r, err := e.newTrial(c, "sidebyside-", name)
+	if err != nil {
+		return Result{}, err
 	}
 	cmd, err := c.command(r)
 	if err != nil {
