@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -105,20 +103,11 @@ func logf(format string, args ...any) {
 }
 
 func measure(ctx context.Context, cfg Config, root string) (Report, error) {
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "minioadmin", "AWS_SECRET_ACCESS_KEY": "minioadmin", "AWS_REGION": "us-east-1"} {
-		if os.Getenv(k) == "" {
-			os.Setenv(k, v)
-		}
-	}
-	var idb [3]byte
-	_, _ = rand.Read(idb[:])
-	e := &env{cfg: cfg, root: root, id: hex.EncodeToString(idb[:])}
-	e.topic = "sidebyside-" + e.id
-	var err error
-	if e.dir, err = os.MkdirTemp("", "haade-sidebyside-"); err != nil {
+	e, cleanup, err := newEnv(cfg, root)
+	if err != nil {
 		return Report{}, err
 	}
-	defer os.RemoveAll(e.dir)
+	defer cleanup()
 
 	if err := e.setUp(ctx); err != nil {
 		return Report{}, err
