@@ -12,42 +12,37 @@ import (
 	"fmt"
 	"github.com/haade/haade/runners/obs"
 	"io"
-	"os"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
-	"github.com/haade/haade/runners/lineage"
 	"github.com/haade/haade/transforms/gold"
 )
 
 // Config is the gold pipeline's configuration; every flag can also be set
 // as HAADE_<FLAG>.
 type Config struct {
-	Runner, Endpoint       string
+	// Common: --runner, --endpoint, --pipeline-id, --metrics-addr,
+	// --log-format and --lineage. Every run of gold is bounded.
+	runners.Common
 	Catalog                icebergio.CatalogConfig
 	Source                 string
 	DailyTable, TermsTable string
 	TopTerms               int
-	Pipeline               string
-	// Lineage is where OpenLineage run events go (runners/lineage); empty: off.
-	Lineage string
 }
 
 func flags(fs *flag.FlagSet) func() (Config, error) {
-	runner := runners.String(fs, "runner", "direct", "direct (Prism, in process), prism, flink or universal")
-	endpoint := runners.String(fs, "endpoint", "", "job server HOST:PORT for flink and universal")
+	common := runners.CommonFlags(fs, runners.Defaults{Pipeline: "gold"})
 	catalog := icebergio.CatalogFlags(fs)
 	source := fs.String("source", "lakehouse.silver_events", "silver table to read")
 	daily := fs.String("daily-table", "lakehouse.gold_source_daily", "events per source per day")
 	terms := fs.String("terms-table", "lakehouse.gold_trending_terms", "top terms per hour")
 	top := fs.Int("top-terms", 10, "terms kept per hour")
-	pipeline := fs.String("pipeline-id", "gold", "stable pipeline id written into every snapshot summary")
-	lineageURL := lineage.Flag(fs)
 	return func() (Config, error) {
-		c := Config{Runner: runner(), Endpoint: endpoint(), Catalog: catalog(), Source: *source, DailyTable: *daily,
-			TermsTable: *terms, TopTerms: *top, Pipeline: *pipeline, Lineage: lineageURL()}
-		if err := runners.Validate(c.Runner, c.Endpoint); err != nil {
+		c := Config{Catalog: catalog(), Source: *source, DailyTable: *daily, TermsTable: *terms, TopTerms: *top}
+		var err error
+		if c.Common, err = common(); err != nil {
 			return c, err
 		}
 		for name, id := range map[string]string{"--source": c.Source, "--daily-table": c.DailyTable, "--terms-table": c.TermsTable} {
@@ -61,9 +56,6 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 		if _, err := c.Catalog.Properties(); err != nil {
 			return c, fmt.Errorf("--catalog-uri/--warehouse: %v", err)
 		}
-		if _, err := lineage.ParseURL(c.Lineage); err != nil {
-			return c, fmt.Errorf("--lineage: %v", err)
-		}
 		return c, nil
 	}
 }
@@ -71,46 +63,37 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 // The metrics of the tables this command writes.
 func init() { obs.MustRegister(icebergio.Collectors()...) }
 
-func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)) }
+// Gold overwrites the days it recomputes at the end of its run, so a stop
+// commits nothing: the job is not stoppable, and a signal ends it at once.
+var pipeline = runners.Pipeline[Config]{
+	Name:    "gold",
+	Flags:   flags,
+	Lineage: lineageOf,
+	Build: func(ctx context.Context, s beam.Scope, cfg Config) (runners.Job, error) {
+		return runners.Job{Describe: []any{"source", cfg.Source}}, build(ctx, s, cfg)
+	},
+	Summary: summary,
+}
 
-func run(args []string, getenv func(string) string, stdout, stderr io.Writer) (code int) {
-	cfg, code, ok := runners.Command("gold", args, getenv, stdout, stderr, flags)
-	if !ok {
-		return code
-	}
-	lin, err := newLineage(cfg, getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "gold: --lineage: %v\n", err)
-		return 2
-	}
-	defer func() { lin.End(context.Background(), code) }()
-	ctx := context.Background()
-	p, s := beam.NewPipelineWithRoot()
-	if err := build(ctx, s, cfg); err != nil {
-		lin.Failed(err)
-		fmt.Fprintf(stderr, "gold: %v\n", err)
-		return 2
-	}
-	lin.Start(ctx)
-	if _, err := runners.Run(ctx, cfg.Runner, p); err != nil {
-		lin.Failed(err)
-		fmt.Fprintf(stderr, "gold: run failed: %v\n", err)
-		return 1
-	}
+func main() { runners.Main(pipeline) }
+
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return pipeline.Run(args, getenv, stdout, stderr)
+}
+
+func summary(ctx context.Context, stdout io.Writer, cfg Config, _ time.Duration) error {
 	cat, err := cfg.Catalog.Open(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "gold: %v\n", err)
-		return 1
+		return err
 	}
 	for _, id := range []string{cfg.DailyTable, cfg.TermsTable} {
 		st, err := icebergio.Stat(ctx, cat, id, cfg.Pipeline)
 		if err != nil {
-			fmt.Fprintf(stderr, "gold: %v\n", err)
-			return 1
+			return err
 		}
 		fmt.Fprintf(stdout, "%-30s %6d rows  %3d snapshots\n", id, st.Rows, st.Snapshots)
 	}
-	return 0
+	return nil
 }
 
 // build wires new silver snapshots -> the days they touch -> every silver

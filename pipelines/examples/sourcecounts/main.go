@@ -11,7 +11,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -30,15 +29,20 @@ type SourceHour struct {
 
 // Config is the command line; every flag can also be set as HAADE_<FLAG>.
 type Config struct {
-	Catalog       icebergio.CatalogConfig
-	Source, Table string
+	runners.Common // --runner, --pipeline-id, --metrics-addr, --lineage...
+	Catalog        icebergio.CatalogConfig
+	Source, Table  string
 }
 
 func flags(fs *flag.FlagSet) func() (Config, error) {
+	common := runners.CommonFlags(fs, runners.Defaults{Pipeline: "sourcecounts"})
 	catalog := icebergio.CatalogFlags(fs)
 	source := fs.String("source", "lakehouse.bronze_events", "bronze table to read")
 	tbl := fs.String("table", "lakehouse.source_hourly", "table of counts per source and hour")
-	return func() (Config, error) { return Config{Catalog: catalog(), Source: *source, Table: *tbl}, nil }
+	return func() (Config, error) {
+		c, err := common()
+		return Config{Common: c, Catalog: catalog(), Source: *source, Table: *tbl}, err
+	}
 }
 
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
@@ -90,19 +94,9 @@ func init() {
 	beam.RegisterFunction(toRow)
 }
 
-func main() {
-	cfg, code, ok := runners.Command("sourcecounts", os.Args[1:], os.Getenv, os.Stdout, os.Stderr, flags)
-	if !ok {
-		os.Exit(code)
-	}
-	ctx := context.Background()
-	p, s := beam.NewPipelineWithRoot()
-	if err := build(ctx, s, cfg); err != nil {
-		fmt.Fprintf(os.Stderr, "sourcecounts: %v\n", err)
-		os.Exit(2)
-	}
-	if _, err := runners.Run(ctx, "direct", p); err != nil {
-		fmt.Fprintf(os.Stderr, "sourcecounts: run failed: %v\n", err)
-		os.Exit(1)
-	}
-}
+var pipeline = runners.Pipeline[Config]{Name: "sourcecounts", Flags: flags,
+	Build: func(ctx context.Context, s beam.Scope, cfg Config) (runners.Job, error) {
+		return runners.Job{}, build(ctx, s, cfg)
+	}}
+
+func main() { runners.Main(pipeline) }

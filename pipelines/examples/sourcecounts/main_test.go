@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,4 +102,28 @@ func appendBronze(t *testing.T, cfg Config, rows ...parse.Event) {
 		t.Fatal(err)
 	}
 	icebergtest.Append(t, tbl, rows, nil)
+}
+
+// The command, through runners.Main's harness: flags and environment, the
+// run, the exit code; a bad flag is one line that names it, and exit 2.
+func TestCommand(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"),
+		Warehouse: filepath.Join(dir, "warehouse")}, Source: "lakehouse.bronze_events", Table: "lakehouse.source_hourly"}
+	appendBronze(t, cfg, event("news", 0), event("news", time.Minute))
+	env := map[string]string{"HAADE_WAREHOUSE": cfg.Catalog.Warehouse}
+	var stdout, stderr strings.Builder
+	code := pipeline.Run([]string{"--catalog-uri=" + cfg.Catalog.URI}, func(k string) string { return env[k] }, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+	check(t, cfg, []SourceHour{{Hour: hour(0), Source: "news", Events: 2}})
+
+	stderr.Reset()
+	if code := pipeline.Run([]string{"--runner=spark"}, func(string) string { return "" }, &stdout, &stderr); code != 2 {
+		t.Errorf("--runner=spark: exit %d, want 2", code)
+	}
+	if got := stderr.String(); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "sourcecounts: ") || !strings.Contains(got, "--runner") {
+		t.Errorf("--runner=spark: stderr %q, want one line naming --runner", got)
+	}
 }
