@@ -82,7 +82,7 @@ func CommonFlags(fs *flag.FlagSet, d Defaults) func() (Common, error) {
 			return c, err
 		}
 		if c.Pipeline == "" {
-			return c, errors.New("--pipeline-id: must not be empty")
+			return c, errors.New("--pipeline-id: empty")
 		}
 		if c.LogFormat != "text" && c.LogFormat != "json" {
 			return c, fmt.Errorf("--log-format=%q: want text or json", c.LogFormat)
@@ -196,32 +196,14 @@ func exitCode(err error, def int) int {
 // pipeline, prints to stdout and stderr, and returns the exit code.
 func (p Pipeline[C]) Run(args []string, getenv func(string) string, stdout, stderr io.Writer) (code int) {
 	fs := NewFlagSet(p.Name)
-	config := p.Flags(fs)
-	if err := Parse(fs, args, getenv); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "usage: %s [flags]; every flag can also be set as HAADE_<FLAG>\n", p.Name)
-			Usage(stdout, fs)
-			return 0
+	cfg, code, ok := parseCommand(fs, p.Name, args, getenv, stdout, stderr, p.Flags, func() {
+		if f := fs.Lookup("worker"); f != nil && f.Value.String() == "true" {
+			startWorker(fs, stderr)
 		}
-		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
-		return 2
-	}
-	if f := fs.Lookup("worker"); f != nil && f.Value.String() == "true" {
-		// A worker process of a remote runner (Flink EXTERNAL, PROCESS):
-		// serve its metrics, then let Beam's harness take over.
-		_ = obs.SetupLogging(stderr, "json")
-		StartWorker()
-		if f := fs.Lookup("metrics-addr"); f != nil && f.Value.String() != "" {
-			if err := obs.Serve(context.Background(), f.Value.String()); err != nil {
-				slog.Warn("worker metrics not served", "err", err)
-			}
-		}
-	}
-	beam.Init() // in worker mode this runs the harness and exits
-	cfg, err := config()
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
-		return 2
+		beam.Init() // in worker mode this runs Beam's harness and exits
+	})
+	if !ok {
+		return code
 	}
 	common := cfg.Shared()
 	_ = obs.SetupLogging(stderr, common.LogFormat)
@@ -345,6 +327,19 @@ func (p Pipeline[C]) Run(args []string, getenv func(string) string, stdout, stde
 		}
 	}
 	return 0
+}
+
+// startWorker prepares a worker process of a remote runner (Flink
+// EXTERNAL, PROCESS) before Beam's harness takes over: JSON logs, the boot
+// copy removed, and its metrics served when --metrics-addr is set.
+func startWorker(fs *flag.FlagSet, stderr io.Writer) {
+	_ = obs.SetupLogging(stderr, "json")
+	StartWorker()
+	if f := fs.Lookup("metrics-addr"); f != nil && f.Value.String() != "" {
+		if err := obs.Serve(context.Background(), f.Value.String()); err != nil {
+			slog.Warn("worker metrics not served", "err", err)
+		}
+	}
 }
 
 // openLineage opens --lineage and names the run's job. --cancel stops a

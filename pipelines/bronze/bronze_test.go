@@ -365,10 +365,11 @@ func TestParseArgs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Config{Runner: "direct", Kafka: kafkaio.Config{Topic: "fintech.debt.raw"},
+		want := Config{Common: runners.Common{Runner: "direct", MetricsAddr: "127.0.0.1:9102", Pipeline: "bronze", LogFormat: "text"},
+			Kafka:   kafkaio.Config{Topic: "fintech.debt.raw"},
 			Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: "lakehouse/catalog.db", Warehouse: "lakehouse/warehouse"},
 			Table:   "lakehouse.bronze_events", DLQTable: "lakehouse.bronze_events_dlq", CommitInterval: 10 * time.Second,
-			Start: "earliest", MetricsAddr: "127.0.0.1:9102", Pipeline: "bronze", LogFormat: "text", DemoEvents: 5000, OnRecreated: "fail", AllowSecondPipeline: false}
+			Start: "earliest", DemoEvents: 5000, OnRecreated: "fail", AllowSecondPipeline: false}
 		if diff := cmp.Diff(want, c); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}

@@ -11,16 +11,15 @@ import (
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/io/registryio"
 	"github.com/haade/haade/runners"
-	"github.com/haade/haade/runners/lineage"
 )
 
 // Config is everything the bronze pipeline needs; see docs/DESIGN.md,
 // "Command line". Every flag can also be set as HAADE_<FLAG>.
 type Config struct {
-	// Runner is direct (Prism, in process), prism, flink or universal.
-	Runner string
-	// Endpoint is the job server, for flink and universal.
-	Endpoint string
+	// Common: --runner, --endpoint, --pipeline-id, --metrics-addr,
+	// --log-format, --lineage and --bounded (read up to the end offsets
+	// seen at start, commit, and exit).
+	runners.Common
 	// Kafka holds the brokers, the topic, TLS and SASL. No brokers means
 	// the embedded demo.
 	Kafka kafkaio.Config
@@ -32,14 +31,6 @@ type Config struct {
 	CommitInterval time.Duration
 	// Start is where partitions begin when the tables hold no offsets.
 	Start kafkaio.StartPolicy
-	// Bounded reads up to the end offsets seen at start, commits, and exits.
-	Bounded bool
-	// MetricsAddr serves /metrics; empty turns it off.
-	MetricsAddr string
-	// Pipeline is the stable pipeline id in every snapshot summary.
-	Pipeline string
-	// LogFormat is text or json.
-	LogFormat string
 	// DemoEvents is how many sample events the embedded demo produces.
 	DemoEvents int
 	// Progress prints a progress line every 5 s (always on a terminal).
@@ -51,8 +42,6 @@ type Config struct {
 	// AllowSecondPipeline lets this pipeline id write tables that another
 	// pipeline id already feeds from the same topic.
 	AllowSecondPipeline bool
-	// Lineage is where OpenLineage run events go (runners/lineage); empty: off.
-	Lineage string
 	// Registry is the schema registry (empty URL: plain JSON only, parsed
 	// as before); see registry.go.
 	Registry registryio.Config
@@ -61,46 +50,40 @@ type Config struct {
 // flags defines the command line on fs and returns a func that builds the
 // Config after fs is parsed.
 func flags(fs *flag.FlagSet) func() (Config, error) {
-	runner := runners.String(fs, "runner", "direct", "direct (Prism, in process), prism, flink or universal")
-	endpoint := runners.String(fs, "endpoint", "", "job server HOST:PORT for flink and universal")
+	common := runners.CommonFlags(fs, runners.Defaults{Pipeline: "bronze", MetricsAddr: runners.DefaultMetricsAddr,
+		Bounded: "read up to the end offsets seen at start, commit, and exit 0"})
 	kafka := kafkaio.ClientFlags(fs, "comma-separated Kafka bootstrap servers; empty runs the embedded demo")
 	catalog := icebergio.CatalogFlags(fs)
 	tbl := fs.String("table", "lakehouse.bronze_events", "bronze table, namespace.table")
 	dlq := fs.String("dlq-table", "lakehouse.bronze_events_dlq", "dead-letter table, namespace.table")
 	interval := fs.Duration("commit-interval", 10*time.Second, "window length: one snapshot per interval")
 	start := fs.String("start", "earliest", "where to begin when the tables hold no offsets: earliest or latest")
-	bounded := fs.Bool("bounded", false, "read up to the end offsets seen at start, commit, and exit 0")
-	metrics := fs.String("metrics-addr", runners.DefaultMetricsAddr, "address of /metrics, /healthz and /readyz (\":9102\" for every interface); empty turns them off")
-	pipeline := fs.String("pipeline-id", "bronze", "stable pipeline id written into every snapshot summary")
-	logFormat := fs.String("log-format", "text", "text or json")
 	demo := fs.Int("demo-events", 5000, "events the embedded demo produces (no --brokers)")
 	progress := fs.Bool("progress", false, "print a progress line every 5s (always on when stderr is a terminal)")
 	onRecreated := fs.String("on-topic-recreated", "fail", "when --topic was deleted and created again since the tables recorded its offsets: fail, or earliest to read the new topic from its start")
 	allowSecond := fs.Bool("allow-second-pipeline-id", false, "write tables that another --pipeline-id already feeds from --topic (each stores every record once)")
-	lineageURL := lineage.Flag(fs)
 	readUncommitted := fs.Bool("kafka-read-uncommitted", false, "also read records of open and aborted transactions")
 	registry := registryFlags(fs)
 
 	return func() (Config, error) {
 		c := Config{
-			Runner: runner(), Endpoint: endpoint(),
 			Kafka:   kafka(),
 			Catalog: catalog(),
 			Table:   *tbl, DLQTable: *dlq, CommitInterval: *interval, Start: kafkaio.StartPolicy(*start),
-			Bounded: *bounded, MetricsAddr: *metrics, Pipeline: *pipeline, LogFormat: *logFormat, DemoEvents: *demo, Progress: *progress,
-			OnRecreated: *onRecreated, AllowSecondPipeline: *allowSecond, Lineage: lineageURL(),
+			DemoEvents: *demo, Progress: *progress, OnRecreated: *onRecreated, AllowSecondPipeline: *allowSecond,
 		}
 		c.Kafka.ReadUncommitted = *readUncommitted
 		c.Registry = registry(c.Kafka.Topic)
+		var err error
+		if c.Common, err = common(); err != nil {
+			return c, err
+		}
 		return c, c.validate()
 	}
 }
 
 // validate checks the configuration; each error names its flag.
 func (c Config) validate() error {
-	if err := runners.Validate(c.Runner, c.Endpoint); err != nil {
-		return err
-	}
 	if c.Kafka.Topic == "" {
 		return errors.New("--topic: empty")
 	}
@@ -141,15 +124,6 @@ func (c Config) validate() error {
 	}
 	if c.Start != kafkaio.Earliest && c.Start != kafkaio.Latest {
 		return fmt.Errorf("--start=%q: want earliest or latest", c.Start)
-	}
-	if c.Pipeline == "" {
-		return errors.New("--pipeline-id: empty")
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		return fmt.Errorf("--log-format=%q: want text or json", c.LogFormat)
-	}
-	if _, err := lineage.ParseURL(c.Lineage); err != nil {
-		return fmt.Errorf("--lineage: %v", err)
 	}
 	if err := registryio.CheckFlags(c.Registry); err != nil {
 		return err
