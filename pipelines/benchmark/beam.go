@@ -29,15 +29,14 @@ var (
 // Iceberg, in bounded mode, on --runner=direct (Prism, in process).
 func runBeam(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig, interval time.Duration) error {
 	p, s := beam.NewPipelineWithRoot()
-	events, err := icebergio.Open(ctx, cc, bronzeTable, beamPipeline)
+	events, err := icebergio.Open(ctx, cc, bronzeTable, beamPipeline, icebergio.Every(interval))
 	if err != nil {
 		return err
 	}
-	dead, err := icebergio.Open(ctx, cc, dlqTable, beamPipeline)
+	dead, err := icebergio.Open(ctx, cc, dlqTable, beamPipeline, icebergio.Every(interval))
 	if err != nil {
 		return err
 	}
-	events.Interval, dead.Interval = interval, interval
 	committed := icebergio.Min(events.Committed, dead.Committed)[kc.Topic]
 	parts, err := kafkaio.Plan(ctx, kc, committed, kafkaio.Earliest, true, 20*time.Second)
 	if err != nil {

@@ -112,15 +112,14 @@ func summary(ctx context.Context, out io.Writer, cfg Config) error {
 // silver and rejects.
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	events, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.Table, Row: silver.Event{},
-		Partition: []icebergio.PartitionField{{Column: "timestamp", Transform: "day"}}}, cfg.Pipeline)
+		Partition: []icebergio.PartitionField{{Column: "timestamp", Transform: "day"}}}, cfg.Pipeline, icebergio.Every(cfg.CommitInterval))
 	if err != nil {
 		return err
 	}
-	rejects, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.Rejects, Row: silver.Reject{}}, cfg.Pipeline)
+	rejects, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.Rejects, Row: silver.Reject{}}, cfg.Pipeline, icebergio.Every(cfg.CommitInterval))
 	if err != nil {
 		return err
 	}
-	events.Interval, rejects.Interval = cfg.CommitInterval, cfg.CommitInterval
 	src, start, err := icebergio.ResumeSource(ctx, cfg.Catalog, cfg.Source, cfg.Bounded, events, rejects)
 	if err != nil {
 		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
