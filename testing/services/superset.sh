@@ -8,7 +8,7 @@
 #                           first start, start gunicorn, wait until GET /health answers
 #   superset.sh provision   create or update, through Superset's REST API, the Trino database, the
 #                           datasets, the charts and the dashboard "HAADE lakehouse"
-#                           (superset/provision.py; idempotent); prints the dashboard's URL
+#                           (k8s/base/analytics/provision.py, the same script as the cluster's Job; idempotent); prints the dashboard's URL
 #   superset.sh screenshot --out FILE [--dashboard SLUG]
 #                           log in with headless chromium (Debian's, driven by playwright-core from
 #                           npm), open the dashboard, fail on a page error or an empty chart, and
@@ -181,7 +181,7 @@ status() {
 
 provision() {
 	install
-	"$VENV/bin/python" "$SERVICES_DIR/superset/provision.py" --url "$URL" --user "$SUPERSET_USER" --password "$SUPERSET_PASSWORD" "$@"
+	"$VENV/bin/python" "$SERVICES_DIR/../../k8s/base/analytics/provision.py" --url "$URL" --user "$SUPERSET_USER" --password "$SUPERSET_PASSWORD" "$@"
 }
 
 up() {
