@@ -44,6 +44,10 @@ type flinkStack struct {
 	bin string
 	// started says the harness started the cluster and so stops it.
 	started bool
+	// beamClasspath: the cluster's JVMs have the job server's Beam jars
+	// (flinkcluster.sh, FLINKC_BEAM_CLASSPATH=1), so a job ships none
+	// (bronze --flink-cluster-classpath).
+	beamClasspath bool
 }
 
 // flinkJVMs are the service names of the cluster's JVMs in flinkcluster.sh
@@ -63,6 +67,11 @@ func (e *env) setUpFlink() error {
 	}
 	st := &flinkStack{bin: bin}
 	if _, err := e.script("flinkcluster", "status"); err != nil {
+		// Beam's jars on the cluster's class path, unless told otherwise:
+		// each job then ships none of them (flinkcluster.sh).
+		if os.Getenv("FLINKC_BEAM_CLASSPATH") == "" {
+			os.Setenv("FLINKC_BEAM_CLASSPATH", "1")
+		}
 		logf("starting the Flink cluster (JobManager, 2 TaskManagers) and Beam's job server: not timed")
 		t0 := time.Now()
 		if _, err := e.script("flinkcluster", "start"); err != nil {
@@ -85,6 +94,7 @@ func (e *env) setUpFlink() error {
 			return fmt.Errorf("flinkcluster.sh env: no %s in\n%s", kv.name, out)
 		}
 	}
+	st.beamClasspath = exportOf(out, "HAADE_FLINK_BEAM_CLASSPATH") == "1"
 	e.flink = st
 	return nil
 }
@@ -139,6 +149,9 @@ func flinkCommand(r trial) (*exec.Cmd, error) {
 		"--catalog-uri=" + catalogURI, "--warehouse=" + warehouse, "--s3-endpoint=" + s3Endpoint,
 		"--table=" + r.table, "--dlq-table=" + r.dlq, "--pipeline-id=" + r.name,
 		"--commit-interval=" + r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="}
+	if st.beamClasspath {
+		args = append(args, "--flink-cluster-classpath")
+	}
 	if r.cfg.FlinkBundleTime > 0 {
 		args = append(args, "--flink-max-bundle-time="+r.cfg.FlinkBundleTime.String())
 	}

@@ -76,13 +76,19 @@ func TestFlinkCommand(t *testing.T) {
 			t.Errorf("flink command lacks %q:\n%s", want, args)
 		}
 	}
-	if strings.Contains(args, "--flink-max-bundle-time") {
-		t.Errorf("without --flink-bundle-time the command sets the bundle time: %s", args)
+	for _, not := range []string{"--flink-max-bundle-time", "--flink-cluster-classpath"} {
+		if strings.Contains(args, not) {
+			t.Errorf("the command has %s, unasked: %s", not, args)
+		}
 	}
 	e.cfg.FlinkBundleTime = 100 * time.Millisecond
+	e.flink.beamClasspath = true
 	cmd, _ = flinkCommand(r)
-	if args := strings.Join(cmd.Args, " "); !strings.Contains(args, "--flink-max-bundle-time=100ms") {
-		t.Errorf("--flink-bundle-time=100ms not passed on: %s", args)
+	args = strings.Join(cmd.Args, " ")
+	for _, want := range []string{"--flink-max-bundle-time=100ms", "--flink-cluster-classpath"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("the command lacks %s: %s", want, args)
+		}
 	}
 }
 
