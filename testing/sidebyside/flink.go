@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 )
 
@@ -134,10 +136,21 @@ func flinkJobName(r trial) string {
 func flinkCommand(r trial) (*exec.Cmd, error) {
 	st := r.flink
 	// PROCESS workers do not inherit the submitter's environment: the S3
-	// credentials (MinIO's test ones) go in the environment's own.
+	// credentials (MinIO's test ones) go in the environment's own, and the
+	// catalog's password, which bronze cuts from the URI it ships, in a
+	// file that the workers read (HAADE_CATALOG_PASSWORD_FILE): only its
+	// path is in the pipeline.
+	pwFile := filepath.Join(r.dir, "catalog-password")
+	if u, err := url.Parse(catalogURI); err == nil && u.User != nil {
+		pw, _ := u.User.Password()
+		if err := os.WriteFile(pwFile, []byte(pw), 0o600); err != nil {
+			return nil, err
+		}
+	}
 	envCfg, err := json.Marshal(map[string]any{"command": st.workerCmd, "env": map[string]string{
 		"AWS_ACCESS_KEY_ID": os.Getenv("AWS_ACCESS_KEY_ID"), "AWS_SECRET_ACCESS_KEY": os.Getenv("AWS_SECRET_ACCESS_KEY"),
 		"AWS_REGION": os.Getenv("AWS_REGION"), "HAADE_FLINK_BOOT": st.boot,
+		icebergio.EnvCatalogPasswordFile: pwFile,
 	}})
 	if err != nil {
 		return nil, err

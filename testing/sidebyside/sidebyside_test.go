@@ -61,7 +61,7 @@ func TestParseArgsRejectsBadFlags(t *testing.T) {
 func TestFlinkCommand(t *testing.T) {
 	e := &env{cfg: Config{CommitInterval: 2 * time.Second}, topic: "sidebyside-abc123",
 		flink: &flinkStack{endpoint: "127.0.0.1:8099", rest: "http://127.0.0.1:8081", boot: "/cache/boot", workerCmd: "/repo/worker-process.sh", bin: "/tmp/x/bronze"}}
-	r := trial{env: e, name: "sidebyside-flink_abc123_2", table: "sidebyside.flink_abc123_2", dlq: "sidebyside.flink_abc123_2_dlq"}
+	r := trial{env: e, name: "sidebyside-flink_abc123_2", table: "sidebyside.flink_abc123_2", dlq: "sidebyside.flink_abc123_2_dlq", dir: t.TempDir()}
 	t.Setenv("AWS_ACCESS_KEY_ID", "minioadmin")
 	cmd, err := flinkCommand(r)
 	if err != nil {
@@ -71,10 +71,20 @@ func TestFlinkCommand(t *testing.T) {
 	for _, want := range []string{"/tmp/x/bronze --runner=flink --bounded ", "--endpoint=127.0.0.1:8099", "--flink-rest=http://127.0.0.1:8081",
 		"--job_name=sidebysideflinkabc1232 ", "--environment_type=PROCESS", `"command":"/repo/worker-process.sh"`, `"HAADE_FLINK_BOOT":"/cache/boot"`,
 		`"AWS_ACCESS_KEY_ID":"minioadmin"`, "--worker_binary=/tmp/x/bronze", "--topic=sidebyside-abc123", "--table=sidebyside.flink_abc123_2 ",
-		"--dlq-table=sidebyside.flink_abc123_2_dlq", "--commit-interval=2s"} {
+		"--dlq-table=sidebyside.flink_abc123_2_dlq", "--commit-interval=2s", `"HAADE_CATALOG_PASSWORD_FILE":"` + r.dir + `/catalog-password"`} {
 		if !strings.Contains(args, want) {
 			t.Errorf("flink command lacks %q:\n%s", want, args)
 		}
+	}
+	// The catalog's password is in the workers' file, not in the
+	// environment (a pipeline option); bronze cuts it from the URI it ships.
+	for _, a := range cmd.Args {
+		if strings.HasPrefix(a, "--environment_config=") && strings.Contains(a, "haade@") || strings.Contains(a, `"HAADE_CATALOG_PASSWORD"`) {
+			t.Errorf("the catalog password is in the workers' environment: %s", a)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(r.dir, "catalog-password")); err != nil || string(b) != "haade" {
+		t.Errorf("the workers' password file holds %q (%v), want the catalog's", b, err)
 	}
 	for _, not := range []string{"--flink-max-bundle-time", "--flink-cluster-classpath"} {
 		if strings.Contains(args, not) {
