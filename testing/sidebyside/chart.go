@@ -34,7 +34,7 @@ var labels = map[string]string{
 	"bronze":  "HAADE bronze (Beam Go, Prism)",
 	"spark":   "Spark 3.5 Structured Streaming",
 	"connect": "Kafka Connect + Iceberg sink",
-	"flink":   "HAADE bronze (Beam Go, Flink 1.19 cluster)",
+	"flink":   "HAADE bronze (Beam Go, Flink)",
 }
 
 func median(xs []float64) float64 {
