@@ -53,7 +53,17 @@ type FlinkOptions struct {
 	// MaxBundleTime is Beam's max_bundle_time_mills; 0 leaves the job
 	// server's default (1 s in streaming mode).
 	MaxBundleTime time.Duration
+	// NoStagedJars makes the job server stage none of its class path with
+	// the job (Beam's pipelineResourcesDetectorFactoryClass, set to
+	// testing/services/flink/haade/NoStagedJars.java), for a cluster that
+	// has the jars already. Else a remote cluster gets the job server's
+	// whole class path, about 150 MB, with every job.
+	NoStagedJars bool
 }
+
+// noStagedJarsClass is the detector that NoStagedJars names; flink.sh
+// builds it onto the job server's class path.
+const noStagedJarsClass = "haade.NoStagedJars"
 
 // options returns the extra pipeline options, keyed as Beam's portable
 // runners expect: beam:option:<lower_underscore name>:v1.
@@ -67,6 +77,9 @@ func (o FlinkOptions) options() map[string]any {
 		m["beam:option:shutdown_sources_after_idle_ms:v1"] = strconv.FormatInt(1<<63-1, 10)
 		m["beam:option:streaming:v1"] = true
 		m["beam:option:finish_bundle_before_checkpointing:v1"] = true
+	}
+	if o.NoStagedJars {
+		m["beam:option:pipeline_resources_detector_factory_class:v1"] = noStagedJarsClass
 	}
 	if o.MaxBundleTime > 0 {
 		m["beam:option:max_bundle_time_mills:v1"] = strconv.FormatInt(o.MaxBundleTime.Milliseconds(), 10)

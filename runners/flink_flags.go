@@ -22,6 +22,10 @@ var (
 	// bundle may last. Flink's default (1 s) leaves each Kafka partition
 	// reading a fraction of the time (testing/services/FLINK.md).
 	MaxBundleTimeFlag = flag.Duration("flink-max-bundle-time", DefaultMaxBundleTime, "longest bundle on Flink (Beam's max_bundle_time_mills)")
+	// FlinkClusterClasspathFlag says that the cluster's JVMs have the job
+	// server's Beam jars on their class path: the job server then ships
+	// none of them with the job (FlinkOptions.NoStagedJars).
+	FlinkClusterClasspathFlag = flag.Bool("flink-cluster-classpath", false, "the Flink cluster has the job server's Beam jars on its class path (testing/services/flinkcluster.sh with FLINKC_BEAM_CLASSPATH=1): the job server ships none with the job (--runner=flink)")
 	// AsyncWaitFlag bounds how long --async waits for the job to run.
 	AsyncWaitFlag = flag.Duration("async-wait", 5*time.Minute, "with --async: how long to wait for the Flink job to be RUNNING")
 )

@@ -26,6 +26,13 @@ func TestFlinkOptions(t *testing.T) {
 	if got := mb["beam:option:max_bundle_time_mills:v1"]; got != "250" {
 		t.Errorf("max_bundle_time_mills = %v, want 250", got)
 	}
+	if _, ok := mb["beam:option:pipeline_resources_detector_factory_class:v1"]; ok {
+		t.Errorf("the resources detector is set unasked: %v", mb)
+	}
+	ns := FlinkOptions{NoStagedJars: true}.options()
+	if got := ns["beam:option:pipeline_resources_detector_factory_class:v1"]; got != "haade.NoStagedJars" {
+		t.Errorf("NoStagedJars: pipeline_resources_detector_factory_class = %v, want haade.NoStagedJars", got)
+	}
 	if *MaxBundleTimeFlag != DefaultMaxBundleTime {
 		t.Errorf("--flink-max-bundle-time defaults to %v, want %v", *MaxBundleTimeFlag, DefaultMaxBundleTime)
 	}

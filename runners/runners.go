@@ -79,7 +79,7 @@ func Run(ctx context.Context, runner string, p *beam.Pipeline) (beam.PipelineRes
 // --flink-rest, cancelling ctx cancels the job on the job server only.
 func RunWith(ctx context.Context, runner string, p *beam.Pipeline, opts Options) (beam.PipelineResult, error) {
 	if runner == "flink" {
-		return runFlink(ctx, p, FlinkOptions{Unbounded: opts.Unbounded, MaxBundleTime: *MaxBundleTimeFlag}, opts)
+		return runFlink(ctx, p, FlinkOptions{Unbounded: opts.Unbounded, MaxBundleTime: *MaxBundleTimeFlag, NoStagedJars: *FlinkClusterClasspathFlag}, opts)
 	}
 	return beam.Run(ctx, beamName(runner), p)
 }

@@ -67,6 +67,11 @@ SDF_CP="$SDF_PATCH_DIR/haade-sdfstate.jar:"; [[ "${FLINK_SDF_PATCH:-on}" == off 
 # The same classes as a jar: a job sent to a remote cluster ships the job server's class path
 # as jars, and a directory on it is not shipped.
 PATCH_JAR="$VERSION_DIR/haade-jobserver-patch.jar"
+# flink/haade/NoStagedJars.java: a detector that stages none of the job server's jars, for a
+# cluster that has them on its class path (flinkcluster.sh, FLINKC_BEAM_CLASSPATH=1; bronze
+# --flink-cluster-classpath). Its own jar, so that the other patches' jar stays as it was.
+NOSTAGED_DIR="$VERSION_DIR/patch-nostaged"
+NOSTAGED_JAR="$NOSTAGED_DIR/haade-nostaged.jar"
 HOME_DIR="$HAADE_RUN/flink"
 CONF_DIR="$HOME_DIR/conf"
 CHECKPOINT_DIR="${FLINK_CHECKPOINT_DIR:-file://$HOME_DIR/checkpoints}"
@@ -116,10 +121,25 @@ build_patch() {
 	echo "$stamp" >"$PATCH_DIR/.stamp"
 }
 
+build_nostaged() {
+	local stamp
+	stamp="$(sha256sum <"$SERVICES_DIR/flink/haade/NoStagedJars.java" | cut -d' ' -f1)"
+	[[ -f "$NOSTAGED_DIR/.stamp" && "$(cat "$NOSTAGED_DIR/.stamp")" == "$stamp" && -f "$NOSTAGED_JAR" ]] && return 0
+	log "building flink/haade/NoStagedJars.java"
+	rm -rf "$NOSTAGED_DIR"
+	mkdir -p "$NOSTAGED_DIR/classes"
+	"${JAVAC:-javac}" -nowarn -d "$NOSTAGED_DIR/classes" -cp "$LIBS/*" "$SERVICES_DIR/flink/haade/NoStagedJars.java" \
+		>>"$LOG_DIR/flink-fetch.log" 2>&1 ||
+		fail_with_log "$LOG_DIR/flink-fetch.log" "javac flink/haade/NoStagedJars.java failed"
+	"${JAR:-jar}" cf "$NOSTAGED_JAR" -C "$NOSTAGED_DIR/classes" haade || die "could not pack $NOSTAGED_JAR"
+	echo "$stamp" >"$NOSTAGED_DIR/.stamp"
+}
+
 install() {
 	"$JAVA" -version >/dev/null 2>&1 || die "no java on PATH (Flink $FLINK_VERSION runs on Java 11 or 17)"
 	with_lock "flink-$BEAM_VERSION-$FLINK_VERSION" fetch_jars
 	with_lock "flink-$BEAM_VERSION-$FLINK_VERSION" build_patch
+	with_lock "flink-$BEAM_VERSION-$FLINK_VERSION" build_nostaged
 	with_lock "flink-$BEAM_VERSION-$FLINK_VERSION" "$SERVICES_DIR/flink/sdfstate/build.sh" "$LIBS" "$SDF_PATCH_DIR" # flink/sdfstate
 }
 
@@ -220,7 +240,7 @@ start() {
 	FLINK_PLUGINS_DIR="$PLUGINS" FLINK_CONF_DIR="$CONF_DIR" \
 		spawn flink "$JAVA" $FLINK_HEAP -XX:+UseG1GC -Djava.awt.headless=true \
 		-Dlog4j2.configurationFile="$LOG4J_CONF" -Djava.net.preferIPv4Stack=true \
-		-cp "$SDF_CP$PATCH_JAR:$LIBS/*" JobServerMain \
+		-cp "$SDF_CP$PATCH_JAR:$NOSTAGED_JAR:$LIBS/*" JobServerMain \
 		--flink-master="$FLINK_MASTER" --flink-conf-dir="$CONF_DIR" \
 		--job-host="$JOB_HOST" --job-port="$JOB_PORT" --artifact-port="$ARTIFACT_PORT" \
 		--expansion-port=-1 --artifacts-dir="$ARTIFACTS_DIR" --clean-artifacts-per-job=true

@@ -27,13 +27,14 @@ type summary struct {
 }
 
 // contenderOrder is the order of the table and of the chart's bars.
-var contenderOrder = []string{"bronze", "spark", "connect"}
+var contenderOrder = []string{"bronze", "flink", "spark", "connect"}
 
 // labels name the contenders in the table and the chart.
 var labels = map[string]string{
 	"bronze":  "HAADE bronze (Beam Go, Prism)",
 	"spark":   "Spark 3.5 Structured Streaming",
 	"connect": "Kafka Connect + Iceberg sink",
+	"flink":   "HAADE bronze (Beam Go, Flink)",
 }
 
 func median(xs []float64) float64 {
@@ -148,6 +149,7 @@ var (
 		"bronze":  {12, 166, 120, 255}, // green
 		"spark":   {230, 119, 0, 255},  // orange
 		"connect": {66, 99, 235, 255},  // blue
+		"flink":   {174, 62, 201, 255}, // purple
 	}
 )
 

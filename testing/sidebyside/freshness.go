@@ -181,7 +181,7 @@ func (e *env) runFresh(ctx context.Context, c contender, rate int) (FreshResult,
 	}
 
 	logf("%s: producing %d events/s for %v", c.name, rate, e.cfg.Duration)
-	cpu0 := run.meter.cpuNow(run.cmd.Process.Pid)
+	cpu0 := run.meter.cpuNow()
 	from := time.Now()
 	type paced struct {
 		st  paceStats
@@ -215,7 +215,7 @@ func (e *env) runFresh(ctx context.Context, c contender, rate int) (FreshResult,
 		return res, ps.err
 	}
 	wall := time.Since(from)
-	res.CPUPerWallS = (run.meter.cpuNow(run.cmd.Process.Pid) - cpu0).Seconds() / wall.Seconds()
+	res.CPUPerWallS = (run.meter.cpuNow() - cpu0).Seconds() / wall.Seconds()
 	res.Produced = ps.st.Sent
 	res.AchievedRate = float64(ps.st.Sent) / ps.st.Elapsed.Seconds()
 	res.MaxBehindS = ps.st.MaxBehind.Seconds()
@@ -286,7 +286,7 @@ func (l *launched) stopMeter() int64 {
 		return 0
 	}
 	l.metered = true
-	_, peak := l.meter.Stop(l.cmd.Process.Pid)
+	_, peak := l.meter.Stop()
 	return peak
 }
 
@@ -348,13 +348,13 @@ func isDrainTimeout(err error) bool { return errors.Is(err, errDrainTimeout) }
 
 // cpuNow samples the tree and returns the CPU time of every process seen in
 // it so far.
-func (m *treeMeter) cpuNow(root int) time.Duration {
-	m.sample(root)
+func (m *treeMeter) cpuNow() time.Duration {
+	m.sample()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var cpu time.Duration
-	for _, c := range m.cpu {
-		cpu += c
+	for pid, c := range m.cpu {
+		cpu += c - m.base[pid]
 	}
 	return cpu
 }

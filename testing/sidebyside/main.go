@@ -12,6 +12,9 @@
 //	         (testing/sidebyside/spark_bronze.py)
 //	connect  Kafka Connect with Apache Iceberg's sink connector
 //	         (testing/services/connect.sh run)
+//	flink    pipelines/bronze --runner=flink --bounded on a standalone
+//	         Flink 1.19 cluster (testing/services/flinkcluster.sh), started
+//	         once before the first round and stopped at the end (flink.go)
 //
 // Each reads the same topic from its start into a fresh table with a commit
 // interval (Spark: trigger) of --commit-interval, and runs as its own child
@@ -65,9 +68,12 @@ type Config struct {
 	Timestamps     string
 	Namespace      string
 	Keep           bool
-	Out, Chart     string
-	From           string
-	FreshConfig    // --freshness and its flags (freshness_flags.go)
+	// FlinkBundleTime is the flink contender's --flink-max-bundle-time; 0
+	// leaves runners/flink.go's default.
+	FlinkBundleTime time.Duration
+	Out, Chart      string
+	From            string
+	FreshConfig     // --freshness and its flags (freshness_flags.go)
 }
 
 func parseArgs(args []string) (Config, error) {
@@ -76,7 +82,8 @@ func parseArgs(args []string) (Config, error) {
 	fs.IntVar(&c.Events, "events", 2_000_000, "events preloaded into the topic, all valid")
 	fs.IntVar(&c.Partitions, "partitions", 8, "partitions of the topic")
 	fs.DurationVar(&c.CommitInterval, "commit-interval", 2*time.Second, "bronze's --commit-interval, Spark's trigger and the Connect sink's commit interval")
-	contenders := fs.String("contenders", "bronze,spark,connect", "comma-separated: bronze, spark, connect")
+	contenders := fs.String("contenders", "bronze,spark,connect", "comma-separated: bronze, spark, connect, flink")
+	fs.DurationVar(&c.FlinkBundleTime, "flink-bundle-time", 0, "the flink contender's --flink-max-bundle-time (default: runners/flink.go's)")
 	fs.IntVar(&c.Repeat, "repeat", 1, "runs of each contender, interleaved")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Minute, "longest a contender may take until every row is visible")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the sample events")
@@ -105,6 +112,8 @@ func parseArgs(args []string) (Config, error) {
 		return Config{}, fmt.Errorf("--commit-interval=%v: want >= 100ms", c.CommitInterval)
 	case c.Timestamps != "utc" && c.Timestamps != "mixed":
 		return Config{}, fmt.Errorf("--timestamps=%q: want utc or mixed", c.Timestamps)
+	case c.FlinkBundleTime < 0:
+		return Config{}, fmt.Errorf("--flink-bundle-time=%v: want > 0", c.FlinkBundleTime)
 	case c.Repeat <= 0:
 		return Config{}, fmt.Errorf("--repeat=%d: want > 0", c.Repeat)
 	case strings.ContainsAny(c.Namespace, ". "):
@@ -113,7 +122,10 @@ func parseArgs(args []string) (Config, error) {
 	for _, name := range strings.Split(*contenders, ",") {
 		name = strings.TrimSpace(name)
 		if _, ok := contenderByName[name]; !ok {
-			return Config{}, fmt.Errorf("--contenders: unknown %q; want bronze, spark or connect", name)
+			return Config{}, fmt.Errorf("--contenders: unknown %q; want bronze, spark, connect or flink", name)
+		}
+		if name == "flink" && c.Freshness {
+			return Config{}, fmt.Errorf("--contenders: flink runs a bounded backlog only, not with --freshness")
 		}
 		c.Contenders = append(c.Contenders, name)
 	}

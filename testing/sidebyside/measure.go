@@ -67,6 +67,11 @@ type Result struct {
 	Rows      int64 `json:"rows"`
 	Snapshots int   `json:"snapshots"`
 	DataFiles int64 `json:"data_files"`
+	// ExitSeconds is from launch until a bounded contender (flink) exited
+	// on its own; FlinkJobSeconds is its Flink job's duration by Flink's
+	// REST API (flink.go).
+	ExitSeconds     float64 `json:"exit_s,omitempty"`
+	FlinkJobSeconds float64 `json:"flink_job_s,omitempty"`
 }
 
 // env is what every run shares.
@@ -84,6 +89,8 @@ type env struct {
 	topics []string
 	// after runs at the end, before the tables are dropped.
 	after []func()
+	// flink is the Flink cluster the flink contender runs on (flink.go).
+	flink *flinkStack
 }
 
 func (e *env) script(name string, args ...string) (string, error) {
@@ -113,6 +120,7 @@ func measure(ctx context.Context, cfg Config, root string) (Report, error) {
 		return Report{}, err
 	}
 	defer e.tearDown()
+	defer e.tearDownFlink() // after tearDown, whose after funcs cancel jobs left running
 	if err := e.preload(ctx); err != nil {
 		return Report{}, err
 	}
@@ -173,6 +181,10 @@ func (e *env) setUp(ctx context.Context) error {
 		case "connect":
 			logf("installing Kafka Connect and the Iceberg sink (cached)")
 			if _, err := e.script("connect", "install"); err != nil {
+				return err
+			}
+		case "flink":
+			if err := e.setUpFlink(); err != nil {
 				return err
 			}
 		}
@@ -244,6 +256,13 @@ type contender struct {
 	prepare func(r trial) error
 	// health, when set, reports a contender that is alive but failed.
 	health func(r trial) error
+	// bounded: it exits on its own, with status 0, once every row is in.
+	bounded bool
+	// pids, when set, are more processes whose trees are metered with the
+	// contender's own (from launch: what they used before is left out).
+	pids func(r trial) []int
+	// after, when set, adds to the result once the run is checked.
+	after func(r trial, res *Result)
 }
 
 var contenderByName = map[string]contender{
@@ -253,14 +272,14 @@ var contenderByName = map[string]contender{
 			"--catalog-uri="+catalogURI, "--warehouse="+warehouse, "--s3-endpoint="+s3Endpoint,
 			"--table="+r.table, "--dlq-table="+r.dlq, "--pipeline-id="+r.name,
 			"--commit-interval="+r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="), nil
-	}, nil, nil},
+	}, nil, nil, false, nil, nil},
 	"spark": {"spark", func(r trial) (*exec.Cmd, error) {
 		return exec.Command("bash", filepath.Join(r.root, "testing/services/python.sh"), "python",
 			filepath.Join(r.root, "testing/sidebyside/spark_bronze.py"),
 			"--brokers="+brokers, "--topic="+r.topic, "--table="+r.table,
 			"--trigger-ms="+strconv.FormatInt(r.cfg.CommitInterval.Milliseconds(), 10),
 			"--checkpoint="+filepath.Join(r.dir, "checkpoint"), "--jars="+r.sparkJars), nil
-	}, nil, nil},
+	}, nil, nil, false, nil, nil},
 	// The sink cannot make bronze's table (it infers strings, and no
 	// partitioning), so connect.sh prepare makes it, and the control topic,
 	// before the clock starts. The script ends in exec java: the child is
@@ -281,7 +300,8 @@ var contenderByName = map[string]contender{
 		})
 		_, err := r.script("connect", "prepare", "--brokers", brokers, "--group", r.name, "--table", r.table)
 		return err
-	}, connectHealth},
+	}, connectHealth, false, nil, nil},
+	"flink": flinkContender, // flink.go
 }
 
 // newTrial makes the directory and names the tables of one run of c (the
@@ -289,7 +309,7 @@ var contenderByName = map[string]contender{
 // the contender.
 func (e *env) newTrial(c contender, prefix, name string) (trial, error) {
 	r := trial{env: e, name: prefix + name, table: e.cfg.Namespace + "." + name, dir: filepath.Join(e.dir, name)}
-	if c.name == "bronze" {
+	if c.name == "bronze" || c.name == "flink" {
 		r.dlq = r.table + "_dlq"
 	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
@@ -343,7 +363,11 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 	if err := cmd.Start(); err != nil {
 		return Result{}, err
 	}
-	meter := meterTree(cmd.Process.Pid, sampleEvery)
+	roots := []int{cmd.Process.Pid}
+	if c.pids != nil {
+		roots = append(roots, c.pids(r)...)
+	}
+	meter := meterTrees(roots, sampleEvery)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	kill := func() {
@@ -351,7 +375,7 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 	}
 
 	want := int64(e.cfg.Events)
-	var first, all time.Duration
+	var first, all, exitAt time.Duration
 	deadline := time.After(e.cfg.Timeout)
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
@@ -361,18 +385,29 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 			kill()
 			return Result{}, ctx.Err()
 		case err := <-exited:
-			meter.Stop(cmd.Process.Pid)
+			if c.bounded && err == nil {
+				// Done: the rows must all be there now.
+				exitAt = time.Since(start)
+				if st, serr := icebergio.Stat(ctx, e.cat, r.table, ""); serr == nil && st.Rows == want {
+					all = exitAt
+					if first == 0 {
+						first = exitAt
+					}
+					continue
+				}
+			}
+			meter.Stop()
 			return Result{}, fmt.Errorf("exited before every row was visible (%v); its log, %s:\n%s", err, logPath, tail(logPath, 30))
 		case <-deadline:
 			kill()
-			meter.Stop(cmd.Process.Pid)
+			meter.Stop()
 			return Result{}, fmt.Errorf("not every row visible after %v; its log, %s:\n%s", e.cfg.Timeout, logPath, tail(logPath, 30))
 		case <-tick.C:
 		}
 		if c.health != nil {
 			if err := c.health(r); err != nil {
 				kill()
-				meter.Stop(cmd.Process.Pid)
+				meter.Stop()
 				return Result{}, fmt.Errorf("%w; its log, %s:\n%s", err, logPath, tail(logPath, 30))
 			}
 		}
@@ -386,24 +421,41 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		}
 		if st.Rows > want {
 			kill()
-			meter.Stop(cmd.Process.Pid)
+			meter.Stop()
 			return Result{}, fmt.Errorf("table %s holds %d rows, more than the %d events: duplicates", r.table, st.Rows, want)
 		}
 		if st.Rows == want {
 			all = at
 		}
 	}
-	cpu, peak := meter.Stop(cmd.Process.Pid)
+	cpu, peak := meter.Stop()
 	svc := cpuOf(services) - svc0
 
-	// Stop it as an operator would, then check that nothing more was written.
-	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(time.Minute):
-		logf("%s run %d: still running a minute after SIGTERM; killing it", c.name, n)
-		kill()
-		<-exited
+	switch {
+	case exitAt > 0: // a bounded contender that has exited
+	case c.bounded:
+		// It ends on its own once its job has: wait for that, then check.
+		select {
+		case err := <-exited:
+			if err != nil {
+				return Result{}, fmt.Errorf("every row visible, then it failed (%v); its log, %s:\n%s", err, logPath, tail(logPath, 30))
+			}
+			exitAt = time.Since(start)
+		case <-time.After(e.cfg.Timeout):
+			kill()
+			<-exited
+			return Result{}, fmt.Errorf("every row visible, but still running %v later; its log, %s:\n%s", e.cfg.Timeout, logPath, tail(logPath, 30))
+		}
+	default:
+		// Stop it as an operator would, then check that nothing more was written.
+		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(time.Minute):
+			logf("%s run %d: still running a minute after SIGTERM; killing it", c.name, n)
+			kill()
+			<-exited
+		}
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // anything it left behind
 	st, err := icebergio.Stat(ctx, e.cat, r.table, "")
@@ -413,7 +465,10 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 	if st.Rows != want {
 		return Result{}, fmt.Errorf("after the stop, table %s holds %d rows, not %d", r.table, st.Rows, want)
 	}
-	return Result{
+	if err := e.checkOffsets(ctx, r.table); err != nil {
+		return Result{}, err
+	}
+	res := Result{
 		Contender:           c.name,
 		Run:                 n,
 		VisibleSeconds:      all.Seconds(),
@@ -425,7 +480,12 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		Rows:                st.Rows,
 		Snapshots:           st.Snapshots,
 		DataFiles:           st.DataFiles,
-	}, nil
+		ExitSeconds:         exitAt.Seconds(),
+	}
+	if c.after != nil {
+		c.after(r, &res)
+	}
+	return res, nil
 }
 
 // connectHealth asks Kafka Connect's REST API (connect.sh's default port)

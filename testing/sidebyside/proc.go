@@ -82,12 +82,15 @@ func descendants(root int) map[int]procStat {
 	return tree
 }
 
-// treeMeter samples a process tree: the CPU time of every process ever seen
-// in it (the last value read of each, so a process that exits loses at most
-// one interval), and the peak of the tree's summed resident set.
+// treeMeter samples process trees: the CPU time of every process ever seen
+// in them (the last value read of each, so a process that exits loses at
+// most one interval) less what it had used at the first sample, and the
+// peak of the trees' summed resident set.
 type treeMeter struct {
 	mu      sync.Mutex
+	roots   []int
 	cpu     map[int]time.Duration
+	base    map[int]time.Duration // at the first sample: long-running processes' past
 	peakRSS int64
 	stop    chan struct{}
 	done    chan struct{}
@@ -95,8 +98,18 @@ type treeMeter struct {
 
 // meterTree starts sampling the tree under root every interval.
 func meterTree(root int, interval time.Duration) *treeMeter {
-	m := &treeMeter{cpu: map[int]time.Duration{}, stop: make(chan struct{}), done: make(chan struct{})}
-	m.sample(root)
+	return meterTrees([]int{root}, interval)
+}
+
+// meterTrees starts sampling the trees under roots every interval, for a
+// contender whose work runs beside its own process tree (Flink's JVMs): the
+// CPU counts from this call.
+func meterTrees(roots []int, interval time.Duration) *treeMeter {
+	m := &treeMeter{roots: roots, cpu: map[int]time.Duration{}, base: map[int]time.Duration{}, stop: make(chan struct{}), done: make(chan struct{})}
+	m.sample()
+	for pid, c := range m.cpu {
+		m.base[pid] = c
+	}
 	go func() {
 		defer close(m.done)
 		t := time.NewTicker(interval)
@@ -106,15 +119,20 @@ func meterTree(root int, interval time.Duration) *treeMeter {
 			case <-m.stop:
 				return
 			case <-t.C:
-				m.sample(root)
+				m.sample()
 			}
 		}
 	}()
 	return m
 }
 
-func (m *treeMeter) sample(root int) {
-	tree := descendants(root)
+func (m *treeMeter) sample() {
+	tree := map[int]procStat{}
+	for _, root := range m.roots {
+		for pid, st := range descendants(root) {
+			tree[pid] = st
+		}
+	}
 	var rss int64
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -127,16 +145,20 @@ func (m *treeMeter) sample(root int) {
 	m.peakRSS = max(m.peakRSS, rss)
 }
 
-// Stop takes a last sample and stops; it returns the tree's CPU time and
-// peak resident set.
-func (m *treeMeter) Stop(root int) (cpu time.Duration, peakRSS int64) {
-	close(m.stop)
-	<-m.done
-	m.sample(root)
+// Stop takes a last sample and stops; it returns the trees' CPU time and
+// peak resident set. A second call returns the same.
+func (m *treeMeter) Stop() (cpu time.Duration, peakRSS int64) {
+	select {
+	case <-m.stop:
+	default:
+		close(m.stop)
+		<-m.done
+		m.sample()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, c := range m.cpu {
-		cpu += c
+	for pid, c := range m.cpu {
+		cpu += c - m.base[pid]
 	}
 	return cpu, m.peakRSS
 }

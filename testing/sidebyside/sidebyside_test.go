@@ -19,7 +19,9 @@ func TestParseArgsRejectsBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--events=0"}, "--events=0"},
-		{[]string{"--contenders=bronze,flink"}, `--contenders: unknown "flink"`},
+		{[]string{"--contenders=bronze,storm"}, `--contenders: unknown "storm"`},
+		{[]string{"--freshness", "--contenders=flink"}, "flink runs a bounded backlog only"},
+		{[]string{"--flink-bundle-time=-1s"}, "--flink-bundle-time=-1s"},
 		{[]string{"--commit-interval=10ms"}, "--commit-interval=10ms"},
 		{[]string{"--namespace=a.b"}, "--namespace"},
 		{[]string{"--repeat=0"}, "--repeat=0"},
@@ -36,6 +38,98 @@ func TestParseArgsRejectsBadFlags(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"spark", "bronze"}, c.Contenders); diff != "" {
 		t.Errorf("contenders (-want +got):\n%s", diff)
+	}
+	c, err = parseArgs([]string{"--contenders=bronze,flink", "--flink-bundle-time=100ms"})
+	if err != nil {
+		t.Fatalf("--contenders=bronze,flink: %v", err)
+	}
+	if diff := cmp.Diff([]string{"bronze", "flink"}, c.Contenders); diff != "" {
+		t.Errorf("contenders (-want +got):\n%s", diff)
+	}
+	if c.FlinkBundleTime != 100*time.Millisecond {
+		t.Errorf("--flink-bundle-time=100ms gave %v", c.FlinkBundleTime)
+	}
+	if _, ok := contenderByName["flink"]; !ok || !contenderByName["flink"].bounded {
+		t.Errorf("the flink contender is missing or not bounded")
+	}
+}
+
+// TestFlinkCommand checks the flink contender's submission: bounded, on
+// the cluster's job server with its REST API, PROCESS workers running the
+// static binary, the bundle time only when given, and a job name Beam
+// keeps as it is.
+func TestFlinkCommand(t *testing.T) {
+	e := &env{cfg: Config{CommitInterval: 2 * time.Second}, topic: "sidebyside-abc123",
+		flink: &flinkStack{endpoint: "127.0.0.1:8099", rest: "http://127.0.0.1:8081", boot: "/cache/boot", workerCmd: "/repo/worker-process.sh", bin: "/tmp/x/bronze"}}
+	r := trial{env: e, name: "sidebyside-flink_abc123_2", table: "sidebyside.flink_abc123_2", dlq: "sidebyside.flink_abc123_2_dlq", dir: t.TempDir()}
+	t.Setenv("AWS_ACCESS_KEY_ID", "minioadmin")
+	cmd, err := flinkCommand(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(cmd.Args, " ")
+	for _, want := range []string{"/tmp/x/bronze --runner=flink --bounded ", "--endpoint=127.0.0.1:8099", "--flink-rest=http://127.0.0.1:8081",
+		"--job_name=sidebysideflinkabc1232 ", "--environment_type=PROCESS", `"command":"/repo/worker-process.sh"`, `"HAADE_FLINK_BOOT":"/cache/boot"`,
+		`"AWS_ACCESS_KEY_ID":"minioadmin"`, "--worker_binary=/tmp/x/bronze", "--topic=sidebyside-abc123", "--table=sidebyside.flink_abc123_2 ",
+		"--dlq-table=sidebyside.flink_abc123_2_dlq", "--commit-interval=2s", `"HAADE_CATALOG_PASSWORD_FILE":"` + r.dir + `/catalog-password"`} {
+		if !strings.Contains(args, want) {
+			t.Errorf("flink command lacks %q:\n%s", want, args)
+		}
+	}
+	// The catalog's password is in the workers' file, not in the
+	// environment (a pipeline option); bronze cuts it from the URI it ships.
+	for _, a := range cmd.Args {
+		if strings.HasPrefix(a, "--environment_config=") && strings.Contains(a, "haade@") || strings.Contains(a, `"HAADE_CATALOG_PASSWORD"`) {
+			t.Errorf("the catalog password is in the workers' environment: %s", a)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(r.dir, "catalog-password")); err != nil || string(b) != "haade" {
+		t.Errorf("the workers' password file holds %q (%v), want the catalog's", b, err)
+	}
+	for _, not := range []string{"--flink-max-bundle-time", "--flink-cluster-classpath"} {
+		if strings.Contains(args, not) {
+			t.Errorf("the command has %s, unasked: %s", not, args)
+		}
+	}
+	e.cfg.FlinkBundleTime = 100 * time.Millisecond
+	e.flink.beamClasspath = true
+	cmd, _ = flinkCommand(r)
+	args = strings.Join(cmd.Args, " ")
+	for _, want := range []string{"--flink-max-bundle-time=100ms", "--flink-cluster-classpath"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("the command lacks %s: %s", want, args)
+		}
+	}
+}
+
+// TestMeterTreesCountsFromTheStart meters a process that burnt CPU before
+// the meter started, as Flink's JVMs have: only what it burns after counts.
+func TestMeterTreesCountsFromTheStart(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo burnt; sleep 0.5`)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	buf := make([]byte, 6)
+	if _, err := out.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := readStat(cmd.Process.Pid)
+	if before.cpu < 100*time.Millisecond {
+		t.Skipf("the loop burnt only %v: too fast a machine to tell", before.cpu)
+	}
+	m := meterTrees([]int{cmd.Process.Pid}, 20*time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
+	cpu, rss := m.Stop()
+	if cpu >= 50*time.Millisecond {
+		t.Errorf("metered %v for a process that slept (it had burnt %v before): its past counted", cpu, before.cpu)
+	}
+	if rss <= 0 {
+		t.Errorf("peak RSS %d: want the shell's", rss)
 	}
 }
 
@@ -128,7 +222,7 @@ func TestMeterTreeCountsChildren(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	cpu, rss := m.Stop(cmd.Process.Pid)
+	cpu, rss := m.Stop()
 	// wait4's usage covers the shell and the child it reaped.
 	self := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	// The parent shell itself barely runs: most of the CPU is the child's.

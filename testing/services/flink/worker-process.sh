@@ -9,13 +9,19 @@
 set -u
 BOOT="${HAADE_FLINK_BOOT:-${HAADE_CACHE:-$HOME/.cache/haade}/flink/beam-boot-2.77.0}"
 taskmanager=$PPID
+# A directory of its own for boot's staged files: Beam's PROCESS environment passes no
+# --semi_persist_dir, so every boot on the host downloaded the worker binary to the same
+# /tmp/staged/worker, and one truncated it while another copied it: the Go worker then died
+# at once of a segmentation fault (seen with two TaskManagers on one host). Removed at exit.
+semi="$(mktemp -d "${TMPDIR:-/tmp}/haade-worker-XXXXXX")"
 # setsid: boot leads a new process group, so one kill reaches it and its worker.
-setsid "$BOOT" "$@" &
+setsid "$BOOT" --semi_persist_dir="$semi" "$@" &
 child=$!
 reap() {
 	kill -TERM -- "-$child" 2>/dev/null
 	sleep 2
 	kill -KILL -- "-$child" 2>/dev/null
+	rm -rf "$semi"
 }
 trap 'reap; exit 143' TERM INT HUP
 while kill -0 "$child" 2>/dev/null; do
@@ -30,4 +36,5 @@ done
 wait "$child"
 rc=$?
 kill -KILL -- "-$child" 2>/dev/null # a worker left in the group
+rm -rf "$semi"
 exit "$rc"

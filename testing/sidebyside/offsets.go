@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// checkOffsets is the exactly-once check after a run, beyond the count:
+// every (partition, offset) of the topic is in the table once. The topic
+// holds only valid events (preload), so every offset of every partition,
+// from 0 to its end, must be there, and none twice.
+func (e *env) checkOffsets(ctx context.Context, ident string) error {
+	ends, err := endOffsets(ctx, e.topic)
+	if err != nil {
+		return err
+	}
+	seen := map[int32][]uint64{} // a bit per offset
+	for p, end := range ends {
+		seen[p] = make([]uint64, (end+63)/64)
+	}
+	id, err := icebergio.Identifier(ident)
+	if err != nil {
+		return err
+	}
+	tbl, err := e.cat.LoadTable(ctx, id)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", ident, err)
+	}
+	_, recs, err := tbl.Scan(table.WithSelectedFields("kafka_partition", "kafka_offset")).ToArrowRecords(ctx)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", ident, err)
+	}
+	var rows, dups, outside int64
+	for rec, err := range recs {
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", ident, err)
+		}
+		pi, oi := rec.Schema().FieldIndices("kafka_partition"), rec.Schema().FieldIndices("kafka_offset")
+		if len(pi) == 0 || len(oi) == 0 {
+			rec.Release()
+			return fmt.Errorf("%s: no kafka_partition or kafka_offset column", ident)
+		}
+		parts, ok1 := rec.Column(pi[0]).(*array.Int32)
+		offs, ok2 := rec.Column(oi[0]).(*array.Int64)
+		if !ok1 || !ok2 {
+			rec.Release()
+			return fmt.Errorf("%s: kafka_partition %v, kafka_offset %v: want int32, int64", ident, rec.Column(pi[0]).DataType(), rec.Column(oi[0]).DataType())
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			rows++
+			bits, off := seen[parts.Value(i)], offs.Value(i)
+			if off < 0 || off >= ends[parts.Value(i)] {
+				outside++
+				continue
+			}
+			if bits[off/64]&(1<<(off%64)) != 0 {
+				dups++
+			}
+			bits[off/64] |= 1 << (off % 64)
+		}
+		rec.Release()
+	}
+	var missing, total int64
+	for p, end := range ends {
+		total += end
+		for off := int64(0); off < end; off++ {
+			if seen[p][off/64]&(1<<(off%64)) == 0 {
+				missing++
+			}
+		}
+	}
+	if dups+outside+missing > 0 {
+		return fmt.Errorf("not exactly once: table %s holds %d rows for the topic's %d offsets: %d duplicated, %d missing, %d not in the topic", ident, rows, total, dups, missing, outside)
+	}
+	return nil
+}
+
+// endOffsets are the topic's partitions' end offsets.
+func endOffsets(ctx context.Context, topic string) (map[int32]int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	listed, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = listed.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	ends := map[int32]int64{}
+	listed.Each(func(o kadm.ListedOffset) { ends[o.Partition] = o.Offset })
+	return ends, nil
+}
