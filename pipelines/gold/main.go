@@ -19,6 +19,7 @@ import (
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/lineage"
 	"github.com/haade/haade/transforms/gold"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // Config is the gold pipeline's configuration; every flag can also be set
@@ -38,9 +39,9 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	runner := runners.String(fs, "runner", "direct", "direct (Prism, in process), prism, flink or universal")
 	endpoint := runners.String(fs, "endpoint", "", "job server HOST:PORT for flink and universal")
 	catalog := icebergio.CatalogFlags(fs)
-	source := fs.String("source", "lakehouse.silver_events", "silver table to read")
-	daily := fs.String("daily-table", "lakehouse.gold_source_daily", "events per source per day")
-	terms := fs.String("terms-table", "lakehouse.gold_trending_terms", "top terms per hour")
+	source := fs.String("source", tables.Silver.Ident, "silver table to read")
+	daily := fs.String("daily-table", tables.GoldSourceDaily.Ident, "events per source per day")
+	terms := fs.String("terms-table", tables.GoldTrendingTerms.Ident, "top terms per hour")
 	top := fs.Int("top-terms", 10, "terms kept per hour")
 	pipeline := fs.String("pipeline-id", "gold", "stable pipeline id written into every snapshot summary")
 	lineageURL := lineage.Flag(fs)
@@ -116,13 +117,11 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) (c
 // build wires new silver snapshots -> the days they touch -> every silver
 // row of those days -> per-source counts and trending terms -> overwrite.
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
-	daily, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.DailyTable, Row: gold.SourceDaily{},
-		Partition: []icebergio.PartitionField{{Column: "day", Transform: "identity"}}}, cfg.Pipeline)
+	daily, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.GoldSourceDaily.As(cfg.DailyTable)), cfg.Pipeline)
 	if err != nil {
 		return err
 	}
-	terms, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.TermsTable, Row: gold.TrendingTerm{},
-		Partition: []icebergio.PartitionField{{Column: "hour", Transform: "day"}}}, cfg.Pipeline)
+	terms, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.GoldTrendingTerms.As(cfg.TermsTable)), cfg.Pipeline)
 	if err != nil {
 		return err
 	}
@@ -134,7 +133,8 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
 
 	snapshots := icebergio.ReadSnapshots(s, src)
-	days := gold.ReadDays(s, cfg.Catalog, cfg.Source, gold.TouchedDays(s, snapshots))
+	touched := icebergio.TouchedDays(s, snapshots, tables.SilverEvent{}, "timestamp")
+	days := icebergio.ReadDayBatches(s, cfg.Catalog, cfg.Source, gold.DayRows{}, "timestamp", touched)
 	icebergio.OverwriteDays(s, daily, "day", progress, gold.SourceDailyCounts(s, days))
 	icebergio.OverwriteDays(s, terms, "hour", progress, gold.TrendingTerms(s, days, cfg.TopTerms))
 	return nil
