@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/transforms/offsets"
@@ -37,6 +38,9 @@ func init() {
 	beam.RegisterType(reflect.TypeOf(silverDay{}))
 	register.Function1x1(describeSnapshot)
 	register.Function1x1(describeDay)
+	register.Function1x1(sourceOf)
+	register.Function2x1(toKV)
+	beam.RegisterType(reflect.TypeOf(kv{}))
 }
 
 func describeSnapshot(b silverSnapshot) string {
@@ -46,6 +50,16 @@ func describeSnapshot(b silverSnapshot) string {
 	}
 	return s
 }
+
+func sourceOf(r tables.SilverEvent) string { return r.Source }
+
+// kv is stats.Count's KV<string,int> as a struct, for passert.Equals.
+type kv struct {
+	K string
+	V int
+}
+
+func toKV(k string, v int) kv { return kv{k, v} }
 
 func describeDay(b silverDay) string { return fmt.Sprintf("day %d: %d rows", b.Day, len(b.Rows)) }
 
@@ -83,6 +97,9 @@ func TestSnapshotBatchesAndReadDayBatches(t *testing.T) {
 	passert.Equals(s, beam.ParDo(s, describeSnapshot, icebergio.SnapshotBatches(s, snaps, silverSnapshot{})),
 		"iceberg:lakehouse.silver_events/0[1,2) snapshot=true: A B",
 		"iceberg:lakehouse.silver_events/0[2,3) snapshot=true: C")
+	// Rows: one element per row, so Beam's own stats.Count counts them.
+	counted := stats.Count(s, beam.ParDo(s, sourceOf, icebergio.Rows(s, snaps, tables.SilverEvent{})))
+	passert.Equals(s, beam.ParDo(s, toKV, counted), kv{"news", 2}, kv{"ft", 1})
 	touched := icebergio.TouchedDays(s, snaps, tables.SilverEvent{}, "timestamp")
 	d := day.Unix() / 86400
 	passert.Equals(s, beam.ParDo(s, describeDay, icebergio.ReadDayBatches(s, cfg, ident, silverDay{}, "timestamp", touched)),
