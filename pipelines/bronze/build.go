@@ -14,7 +14,6 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/transforms/enrich"
-	"github.com/haade/haade/transforms/parse"
 	"github.com/haade/haade/transforms/tables"
 )
 
