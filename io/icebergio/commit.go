@@ -221,7 +221,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 		res.Offsets = running.String()
 		done = append(done, res)
 		commits.WithLabelValues(c.ident, res.Outcome).Inc()
-		if res.Outcome == "empty" && running.ahead(committed) && (time.Since(durableAt) >= c.progressInterval() || stopping.Load()) {
+		if res.Outcome == "empty" && running.Ahead(committed) && (time.Since(durableAt) >= c.progressInterval() || stopping.Load()) {
 			if err := c.recordProgress(ctx, running); err != nil {
 				return pending, running, done, err
 			}
@@ -251,7 +251,7 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 		if err != nil {
 			return permanent(err)
 		}
-		if !offsets.ahead(cur) {
+		if !offsets.Ahead(cur) {
 			return nil
 		}
 		tx := tbl.NewTransaction()
@@ -293,7 +293,7 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 	props := iceberg.Properties{
 		SummaryPipeline:  c.pipeline,
 		SummaryWindowEnd: w.end().Format(time.RFC3339Nano),
-		SummaryOffsets:   next.encode(),
+		SummaryOffsets:   next.Encode(),
 	}
 	if len(c.ids) > 0 {
 		props[SummaryTopicIDs] = c.ids.encode()
@@ -328,7 +328,7 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		// must never move an offset back, or a restart reads those rows
 		// again. next is the caller's running offsets from here on.
 		next.Max(cur)
-		props[SummaryOffsets] = next.encode()
+		props[SummaryOffsets] = next.Encode()
 		files := make([]iceberg.DataFile, 0, len(w.Files))
 		for _, enc := range w.Files {
 			df, err := codec.DecodeDataFile(enc, tbl.Spec(), tbl.Schema(), tbl.Metadata().Version())

@@ -55,7 +55,7 @@ func TestMaintainConcurrentWithCommits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if prev.ahead(cur) {
+		if prev.Ahead(cur) {
 			t.Fatalf("run %d: offsets went back from %s to %s", runs, prev, cur)
 		}
 		prev = cur

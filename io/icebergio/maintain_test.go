@@ -406,7 +406,7 @@ func TestExpireKeepsUnreadSnapshots(t *testing.T) {
 	read := Offsets{}
 	read.Set(SourceTopic(e.ident), 0, 3)
 	tx := down.NewTransaction()
-	if err := tx.Append(ctx, rdr, iceberg.Properties{SummaryPipeline: "silver", SummaryOffsets: read.encode()}); err != nil {
+	if err := tx.Append(ctx, rdr, iceberg.Properties{SummaryPipeline: "silver", SummaryOffsets: read.Encode()}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tx.Commit(ctx); err != nil {

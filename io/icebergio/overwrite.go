@@ -30,8 +30,13 @@ const dayMicros = int64(24 * time.Hour / time.Microsecond)
 // is new. It returns PCollection<Commit> with at most one element.
 //
 // All rows go to one worker: it is for small, aggregated tables (gold).
+// rows must be bounded (a bounded ReadSnapshots, a bounded Kafka read):
+// an unbounded input panics at construction with ErrUnbounded.
 func OverwriteDays(s beam.Scope, sink *Sink, dayColumn string, progress Offsets, rows beam.PCollection) beam.PCollection {
 	s = s.Scope("icebergio.OverwriteDays")
+	if isUnbounded(rows) {
+		panic(fmt.Errorf("%w: icebergio.OverwriteDays %s replaces whole days in one commit and needs a bounded input (read with Source.Bounded)", ErrUnbounded, sink.Table.Ident))
+	}
 	rt, err := sink.Table.rowType()
 	if err != nil {
 		panic(err)
@@ -50,7 +55,7 @@ func OverwriteDays(s beam.Scope, sink *Sink, dayColumn string, progress Offsets,
 	}
 	grouped := beam.GroupByKey(s, beam.AddFixedKey(s, rows))
 	return beam.ParDo(s, &overwriteFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline,
-		Column: dayColumn, Progress: progress.encode()}, grouped)
+		Column: dayColumn, Progress: progress.Encode()}, grouped)
 }
 
 type overwriteFn struct {
@@ -143,7 +148,7 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 			return permanent(err)
 		}
 		defer rdr.Release()
-		props := iceberg.Properties{SummaryPipeline: f.Pipeline, SummaryOffsets: progress.encode(),
+		props := iceberg.Properties{SummaryPipeline: f.Pipeline, SummaryOffsets: progress.Encode(),
 			SummaryWindowEnd: started.UTC().Format(time.RFC3339Nano)}
 		tx := tbl.NewTransaction()
 		if err := tx.Overwrite(ctx, rdr, props, table.WithOverwriteFilter(filter)); err != nil {

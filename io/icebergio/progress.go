@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // Snapshot summary keys (docs/DESIGN.md, "Exactly once").
@@ -59,146 +60,23 @@ func (t TopicIDs) stale(o Offsets, recorded TopicIDs) []string {
 	return out
 }
 
-// Range is a half-open range [Start, End) of offsets of one source
-// partition. Batches carry the range they cover, gaps included, so that the
-// ranges of one partition tile its offsets with no hole.
-type Range struct {
-	Topic     string
-	Partition int32
-	Start     int64
-	End       int64
-}
-
-func (r Range) String() string {
-	return fmt.Sprintf("%s/%d[%d,%d)", r.Topic, r.Partition, r.Start, r.End)
-}
-
-// Offsets maps topic -> partition -> the next offset to read.
-type Offsets map[string]map[int32]int64
-
-// Next returns the next offset of a partition, and whether it is known.
-func (o Offsets) Next(topic string, partition int32) (int64, bool) {
-	v, ok := o[topic][partition]
-	return v, ok
-}
-
-// Set records the next offset of a partition.
-func (o Offsets) Set(topic string, partition int32, next int64) {
-	if o[topic] == nil {
-		o[topic] = map[int32]int64{}
-	}
-	o[topic][partition] = next
-}
-
-// Clone returns a deep copy.
-func (o Offsets) Clone() Offsets {
-	c := Offsets{}
-	for t, ps := range o {
-		for p, v := range ps {
-			c.Set(t, p, v)
-		}
-	}
-	return c
-}
-
-// Max raises every partition of o to at least its offset in other.
-func (o Offsets) Max(other Offsets) {
-	for t, ps := range other {
-		for p, v := range ps {
-			if cur, ok := o.Next(t, p); !ok || v > cur {
-				o.Set(t, p, v)
-			}
-		}
-	}
-}
-
-// Behind returns, in a stable order, the ranges from o's offset up to
-// want's for every partition where o holds less than want (a partition
-// missing from o holds nothing: its range starts at from's offset, or at
-// want's when from does not know it). A bounded run checks with it that its
-// tables hold every offset it read, from the offsets it started at.
-func (o Offsets) Behind(from, want Offsets) []Range {
-	var out []Range
-	for t, ps := range want {
-		for p, end := range ps {
-			held, ok := o.Next(t, p)
-			if !ok {
-				if held, ok = from.Next(t, p); !ok {
-					held = end
-				}
-			}
-			if held < end {
-				out = append(out, Range{Topic: t, Partition: p, Start: held, End: end})
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Topic != out[j].Topic {
-			return out[i].Topic < out[j].Topic
-		}
-		return out[i].Partition < out[j].Partition
-	})
-	return out
-}
+// Range and Offsets are the one shape of a source position, shared with
+// the Kafka read and the transforms (package transforms/offsets).
+type (
+	Range   = offsets.Range
+	Offsets = offsets.Offsets
+)
 
 // Min returns, for each partition present in every one of sets, the
-// smallest next offset. A partition missing from any set is missing from
-// the result, so that a reader starts it at its earliest offset.
-func Min(sets ...Offsets) Offsets {
-	out := Offsets{}
-	if len(sets) == 0 {
-		return out
-	}
-	for t, ps := range sets[0] {
-	next:
-		for p, v := range ps {
-			for _, s := range sets[1:] {
-				w, ok := s.Next(t, p)
-				if !ok {
-					continue next
-				}
-				if w < v {
-					v = w
-				}
-			}
-			out.Set(t, p, v)
-		}
-	}
-	return out
-}
-
-func (o Offsets) encode() string {
-	b, _ := json.Marshal(o) // map[int32] keys marshal as strings
-	return string(b)
-}
+// smallest next offset (offsets.Min).
+func Min(sets ...Offsets) Offsets { return offsets.Min(sets...) }
 
 func decodeOffsets(s string) (Offsets, error) {
-	o := Offsets{}
-	if err := json.Unmarshal([]byte(s), &o); err != nil {
+	o, err := offsets.Decode(s)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %s=%q: %v", ErrBadSummary, SummaryOffsets, s, err)
 	}
 	return o, nil
-}
-
-// String lists the offsets in a stable order, for logs.
-func (o Offsets) String() string {
-	var ts []string
-	for t := range o {
-		ts = append(ts, t)
-	}
-	sort.Strings(ts)
-	s := ""
-	for _, t := range ts {
-		var ps []int
-		for p := range o[t] {
-			ps = append(ps, int(p))
-		}
-		sort.Ints(ps)
-		for _, p := range ps {
-			s += fmt.Sprintf("%s/%d=%d ", t, p, o[t][int32(p)])
-		}
-	}
-	return s
 }
 
 // ProgressProperty is the table property where a pipeline records the
@@ -277,18 +155,6 @@ func committedOffsets(tbl *table.Table, pipeline string, ids TopicIDs) (out Offs
 		}
 	}
 	return out, at, stale, nil
-}
-
-// ahead reports whether o holds a partition beyond other.
-func (o Offsets) ahead(other Offsets) bool {
-	for t, ps := range o {
-		for p, v := range ps {
-			if w, ok := other.Next(t, p); !ok || v > w {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // windowCommitted reports whether the table's history holds the commit

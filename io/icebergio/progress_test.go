@@ -21,7 +21,7 @@ func TestOffsetsEncodeDecode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.o.encode()
+			got := tc.o.Encode()
 			if got != tc.json {
 				t.Errorf("encode = %s, want %s", got, tc.json)
 			}

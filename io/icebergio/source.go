@@ -122,7 +122,8 @@ func CurrentSequence(ctx context.Context, cat CatalogConfig, ident string) (int6
 
 // ReadSnapshots reads the rows that append snapshots of src.Ident added,
 // snapshot by snapshot in sequence order, and returns PCollection<SnapshotRows>.
-// Element timestamps are processing time. Snapshots that are not appends
+// Element timestamps are processing time. A bounded read (src.Bounded) is
+// a bounded PCollection; an unbounded one polls. Snapshots that are not appends
 // (compaction, overwrite, delete) add no new rows and are stepped over.
 // It resumes exactly-once when src.After comes from the downstream table's
 // own offsets (CommittedOffsets(...)[SourceTopic(ident)][0] - 1).
@@ -136,6 +137,10 @@ func ReadSnapshots(s beam.Scope, src Source) beam.PCollection {
 		src.Poll = 5 * time.Second
 	}
 	imp := beam.Impulse(s)
+	if src.Bounded {
+		return beam.ParDo(s, &boundedSnapshotsFn{Catalog: src.Catalog, Ident: src.Ident, Start: src.After + 1, End: end,
+			Constructed: time.Now().UnixNano()}, imp)
+	}
 	return beam.ParDo(s, &snapshotsFn{Catalog: src.Catalog, Ident: src.Ident, Start: src.After + 1, End: end, Poll: src.Poll,
 		Constructed: time.Now().UnixNano()}, imp)
 }
@@ -194,40 +199,9 @@ func (f *snapshotsFn) ProcessElement(ctx context.Context, we *sourceWatermark, r
 		we.state = int64(mtime.MaxTimestamp)
 		return sdf.StopProcessing(), nil
 	}
-	var tbl *table.Table
-	err := retry(ctx, defaultBackoff, "load source table", f.Ident, func() error {
-		cat, err := f.Catalog.Open(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeCatalog(cat)
-		tbl, err = loadTable(ctx, cat, f.Ident)
-		return err
-	})
-	if err != nil {
+	next, err := f.read(ctx, r.Start, r.End, rt.TryClaim, emit)
+	if err != nil || next < 0 {
 		return sdf.StopProcessing(), err
-	}
-	next := r.Start
-	for _, snap := range appendSnapshots(tbl, r.Start, r.End) {
-		if !rt.TryClaim(snap.SequenceNumber) {
-			return sdf.StopProcessing(), nil
-		}
-		out := SnapshotRows{Range: Range{Topic: SourceTopic(f.Ident), Start: next, End: snap.SequenceNumber + 1}, SnapshotID: snap.SnapshotID}
-		if m, err := PromotedMembers(tbl); err != nil {
-			return sdf.StopProcessing(), err
-		} else if len(m) > 0 {
-			b, _ := json.Marshal(m)
-			out.Members = string(b)
-		}
-		if err := retry(ctx, defaultBackoff, "read snapshot", f.Ident, func() error {
-			var err error
-			out.IPC, out.Rows, err = addedRows(ctx, tbl, snap)
-			return err
-		}); err != nil {
-			return sdf.StopProcessing(), err
-		}
-		next = out.Range.End
-		emit(mtime.Now(), out)
 	}
 	if r.End != math.MaxInt64 {
 		// Bounded: every snapshot up to the end is read.
@@ -239,6 +213,48 @@ func (f *snapshotsFn) ProcessElement(ctx context.Context, we *sourceWatermark, r
 	}
 	we.state = max(we.state, int64(mtime.Now()))
 	return sdf.ResumeProcessingIn(f.Poll), nil
+}
+
+// read emits the append snapshots of [start, end) that claim accepts, in
+// sequence order, and returns the sequence number after the last one
+// emitted (start when none), or -1 when claim refused one.
+func (f *snapshotsFn) read(ctx context.Context, start, end int64, claim func(any) bool, emit func(beam.EventTime, SnapshotRows)) (int64, error) {
+	var tbl *table.Table
+	err := retry(ctx, defaultBackoff, "load source table", f.Ident, func() error {
+		cat, err := f.Catalog.Open(ctx)
+		if err != nil {
+			return err
+		}
+		defer closeCatalog(cat)
+		tbl, err = loadTable(ctx, cat, f.Ident)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	next := start
+	for _, snap := range appendSnapshots(tbl, start, end) {
+		if !claim(snap.SequenceNumber) {
+			return -1, nil
+		}
+		out := SnapshotRows{Range: Range{Topic: SourceTopic(f.Ident), Start: next, End: snap.SequenceNumber + 1}, SnapshotID: snap.SnapshotID}
+		if m, err := PromotedMembers(tbl); err != nil {
+			return 0, err
+		} else if len(m) > 0 {
+			b, _ := json.Marshal(m)
+			out.Members = string(b)
+		}
+		if err := retry(ctx, defaultBackoff, "read snapshot", f.Ident, func() error {
+			var err error
+			out.IPC, out.Rows, err = addedRows(ctx, tbl, snap)
+			return err
+		}); err != nil {
+			return 0, err
+		}
+		next = out.Range.End
+		emit(mtime.Now(), out)
+	}
+	return next, nil
 }
 
 // appendSnapshots lists the append snapshots of the main branch whose

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // Table describes a table that a pipeline writes.
@@ -27,11 +28,10 @@ type Table struct {
 }
 
 // PartitionField partitions a table by Transform ("identity", "day",
-// "hour", "month", "year", "bucket[N]", "truncate[W]") of Column.
-type PartitionField struct {
-	Column    string
-	Transform string
-}
+// "hour", "month", "year", "bucket[N]", "truncate[W]") of Column: the
+// table layer's type (transforms/tables), so a tables value converts
+// without copying (TableOf).
+type PartitionField = tables.PartitionField
 
 // DefaultProperties are the table properties of docs/DESIGN.md: format v2, zstd
 // Parquet, manifest merging, old metadata files cleaned up.

@@ -150,7 +150,7 @@ func Write(s beam.Scope, sink *Sink, start Offsets, batches beam.PCollection) be
 	perWindow := beam.ParDo(s, &mergeFn{}, grouped)
 	global := beam.WindowInto(s, window.NewGlobalWindows(), perWindow)
 	return beam.ParDo(s, &commitFn{
-		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start.encode(), TopicIDs: sink.TopicIDs.encode(),
+		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start.Encode(), TopicIDs: sink.TopicIDs.encode(),
 		ProgressEvery: int64(sink.ProgressEvery), Run: newRunID(),
 		Pending: state.MakeBagState[WindowFiles]("pending"),
 		Running: state.MakeValueState[string]("running"),
@@ -339,7 +339,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key st
 			return err
 		}
 	}
-	return f.Running.Write(sp, running.encode())
+	return f.Running.Write(sp, running.Encode())
 }
 
 func (f *commitFn) Teardown() {

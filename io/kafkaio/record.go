@@ -4,36 +4,20 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func init() {
-	beam.RegisterType(reflect.TypeOf((*Record)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*Batch)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Partition)(nil)).Elem())
 }
 
-// Record is one Kafka record.
-type Record struct {
-	Offset int64
-	// Timestamp is the record's Kafka timestamp, in milliseconds since the epoch.
-	Timestamp int64
-	Key       []byte
-	Value     []byte
-	// Null is true for a record with no value at all (a tombstone).
-	Null bool
-}
-
-// Batch is the element that Read emits: consecutive records of one
-// partition. [Start, End) is the range of offsets the batch covers,
-// including offsets that carry no record (transaction markers, aborted or
-// compacted records), so the batches of a partition tile its offsets.
-type Batch struct {
-	Topic     string
-	Partition int32
-	Start     int64
-	End       int64
-	Records   []Record
-}
+// Record and Batch are the Kafka record and the element that Read emits,
+// in the neutral package transforms/offsets so that transforms can take
+// them without importing io. Batch.Range is the offset range it covers.
+type (
+	Record = offsets.Record
+	Batch  = offsets.Batch
+)
 
 // Partition is one partition to read, with its restriction [Start, End).
 // End is math.MaxInt64 for an unbounded read.

@@ -10,18 +10,17 @@ import (
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/enrich"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // beamPipeline is the pipeline id of the Beam run's snapshots.
 const beamPipeline = "benchmark-beam"
 
-// bronzeTable and dlqTable are the tables of pipelines/bronze (build.go),
-// under their default names.
+// bronzeTable and dlqTable are the tables of pipelines/bronze, under their
+// default names.
 var (
-	bronzeTable = icebergio.Table{Ident: "lakehouse.bronze_events", Row: parse.Event{},
-		Partition: []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}}
-	dlqTable = icebergio.Table{Ident: "lakehouse.bronze_events_dlq", Row: parse.DeadLetter{},
-		Partition: []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}}
+	bronzeTable = icebergio.TableOf(tables.Bronze)
+	dlqTable    = icebergio.TableOf(tables.DeadLetters)
 )
 
 // runBeam runs the bronze pipeline, wired as pipelines/bronze's build does

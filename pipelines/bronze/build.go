@@ -14,19 +14,14 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/transforms/enrich"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
-// bronzeTable and dlqTable are the two tables of docs/DESIGN.md, "Tables".
-func bronzeTable(ident string) icebergio.Table {
-	return icebergio.Table{Ident: ident, Row: parse.Event{},
-		Partition: []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}}
-}
+// bronzeTable and dlqTable are the two tables of the table layer
+// (tables.Bronze, tables.DeadLetters) under the identifiers of the flags.
+func bronzeTable(ident string) icebergio.Table { return icebergio.TableOf(tables.Bronze.As(ident)) }
 
-func dlqTable(ident string) icebergio.Table {
-	return icebergio.Table{Ident: ident, Row: parse.DeadLetter{},
-		Partition: []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}}
-}
+func dlqTable(ident string) icebergio.Table { return icebergio.TableOf(tables.DeadLetters.As(ident)) }
 
 // plan is what build found out before wiring: the partitions and where
 // each one starts.

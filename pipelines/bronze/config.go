@@ -11,6 +11,7 @@ import (
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/io/registryio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // Config is everything the bronze pipeline needs; see docs/DESIGN.md,
@@ -54,8 +55,8 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 		Bounded: "read up to the end offsets seen at start, commit, and exit 0"})
 	kafka := kafkaio.ClientFlags(fs, "comma-separated Kafka bootstrap servers; empty runs the embedded demo")
 	catalog := icebergio.CatalogFlags(fs)
-	tbl := fs.String("table", "lakehouse.bronze_events", "bronze table, namespace.table")
-	dlq := fs.String("dlq-table", "lakehouse.bronze_events_dlq", "dead-letter table, namespace.table")
+	tbl := fs.String("table", tables.Bronze.Ident, "bronze table, namespace.table")
+	dlq := fs.String("dlq-table", tables.DeadLetters.Ident, "dead-letter table, namespace.table")
 	interval := fs.Duration("commit-interval", 10*time.Second, "window length: one snapshot per interval")
 	start := fs.String("start", "earliest", "where to begin when the tables hold no offsets: earliest or latest")
 	demo := fs.Int("demo-events", 5000, "events the embedded demo produces (no --brokers)")

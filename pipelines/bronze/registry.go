@@ -26,11 +26,11 @@ func registryFlags(fs *flag.FlagSet) func(topic string) registryio.Config {
 	}
 }
 
-// parseEvents is parse.Events, or parse.EventsWithRegistry when a registry
+// parseEvents is parse.Events, or registryio.Events when a registry
 // is configured: without one, plain JSON keeps the hand-tuned parser alone.
 func parseEvents(s beam.Scope, records beam.PCollection, reg registryio.Config) (good, bad beam.PCollection) {
 	if reg.URL == "" {
 		return parse.Events(s, records)
 	}
-	return parse.EventsWithRegistry(s, records, reg)
+	return registryio.Events(s, records, reg)
 }

@@ -63,7 +63,7 @@ func ev(src, title string, ts time.Time) []byte {
 	return fmt.Appendf(nil, `{"source": %q, "title": %q, "timestamp": %q}`, src, title, ts.Format(time.RFC3339))
 }
 
-func tables(t *testing.T, cat icebergio.CatalogConfig) ([]gold.SourceDaily, []gold.TrendingTerm) {
+func goldRows(t *testing.T, cat icebergio.CatalogConfig) ([]gold.SourceDaily, []gold.TrendingTerm) {
 	t.Helper()
 	var daily []gold.SourceDaily
 	var terms []gold.TrendingTerm
@@ -111,7 +111,7 @@ func TestGoldOverSilver(t *testing.T) {
 	wantDaily := []gold.SourceDaily{{Day: day1, Source: "ft", Events: 1}, {Day: day1, Source: "news", Events: 2}}
 	wantTerms := []gold.TrendingTerm{{Hour: hour1, Rank: 1, Term: "bond", Mentions: 3}, {Hour: hour1, Rank: 2, Term: "default", Mentions: 1}}
 	sort.Slice(wantTerms, func(i, j int) bool { return fmt.Sprint(wantTerms[i]) < fmt.Sprint(wantTerms[j]) })
-	daily, terms := tables(t, cat)
+	daily, terms := goldRows(t, cat)
 	if diff := cmp.Diff(wantDaily, daily); diff != "" {
 		t.Fatalf("daily (-want +got):\n%s", diff)
 	}
@@ -120,7 +120,7 @@ func TestGoldOverSilver(t *testing.T) {
 	}
 
 	runGold(t, cat) // nothing new: nothing changes
-	daily2, terms2 := tables(t, cat)
+	daily2, terms2 := goldRows(t, cat)
 	if diff := cmp.Diff(daily, daily2); diff != "" || !cmp.Equal(terms, terms2) {
 		t.Fatalf("a rerun changed gold:\n%s", diff)
 	}
@@ -128,7 +128,7 @@ func TestGoldOverSilver(t *testing.T) {
 	produce(ev("news", "Bond auction", d1.Add(3*time.Minute)), ev("news", "Rates steady", d2))
 	runGold(t, cat)
 	wantDaily = []gold.SourceDaily{{Day: day1, Source: "ft", Events: 1}, {Day: day1, Source: "news", Events: 3}, {Day: day1 + 1, Source: "news", Events: 1}}
-	daily3, _ := tables(t, cat)
+	daily3, _ := goldRows(t, cat)
 	if diff := cmp.Diff(wantDaily, daily3); diff != "" {
 		t.Fatalf("daily after new events (-want +got):\n%s", diff)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/gold"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // Config is the gold pipeline's configuration; every flag can also be set
@@ -35,9 +36,9 @@ type Config struct {
 func flags(fs *flag.FlagSet) func() (Config, error) {
 	common := runners.CommonFlags(fs, runners.Defaults{Pipeline: "gold"})
 	catalog := icebergio.CatalogFlags(fs)
-	source := fs.String("source", "lakehouse.silver_events", "silver table to read")
-	daily := fs.String("daily-table", "lakehouse.gold_source_daily", "events per source per day")
-	terms := fs.String("terms-table", "lakehouse.gold_trending_terms", "top terms per hour")
+	source := fs.String("source", tables.Silver.Ident, "silver table to read")
+	daily := fs.String("daily-table", tables.GoldSourceDaily.Ident, "events per source per day")
+	terms := fs.String("terms-table", tables.GoldTrendingTerms.Ident, "top terms per hour")
 	top := fs.Int("top-terms", 10, "terms kept per hour")
 	return func() (Config, error) {
 		c := Config{Catalog: catalog(), Source: *source, DailyTable: *daily, TermsTable: *terms, TopTerms: *top}
@@ -99,13 +100,11 @@ func summary(ctx context.Context, stdout io.Writer, cfg Config, _ time.Duration)
 // build wires new silver snapshots -> the days they touch -> every silver
 // row of those days -> per-source counts and trending terms -> overwrite.
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
-	daily, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.DailyTable, Row: gold.SourceDaily{},
-		Partition: []icebergio.PartitionField{{Column: "day", Transform: "identity"}}}, cfg.Pipeline)
+	daily, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.GoldSourceDaily.As(cfg.DailyTable)), cfg.Pipeline)
 	if err != nil {
 		return err
 	}
-	terms, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.TermsTable, Row: gold.TrendingTerm{},
-		Partition: []icebergio.PartitionField{{Column: "hour", Transform: "day"}}}, cfg.Pipeline)
+	terms, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.GoldTrendingTerms.As(cfg.TermsTable)), cfg.Pipeline)
 	if err != nil {
 		return err
 	}
@@ -117,7 +116,8 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
 
 	snapshots := icebergio.ReadSnapshots(s, src)
-	days := gold.ReadDays(s, cfg.Catalog, cfg.Source, gold.TouchedDays(s, snapshots))
+	touched := icebergio.TouchedDays(s, snapshots, tables.SilverEvent{}, "timestamp")
+	days := icebergio.ReadDayBatches(s, cfg.Catalog, cfg.Source, gold.DayRows{}, "timestamp", touched)
 	icebergio.OverwriteDays(s, daily, "day", progress, gold.SourceDailyCounts(s, days))
 	icebergio.OverwriteDays(s, terms, "hour", progress, gold.TrendingTerms(s, days, cfg.TopTerms))
 	return nil

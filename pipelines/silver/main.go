@@ -18,6 +18,7 @@ import (
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/obs"
 	"github.com/haade/haade/transforms/silver"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // Config is the silver pipeline's configuration; every flag can also be set
@@ -39,9 +40,9 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	common := runners.CommonFlags(fs, runners.Defaults{Pipeline: "silver",
 		Bounded: "process the bronze snapshots that exist now, commit, and exit"})
 	catalog := icebergio.CatalogFlags(fs)
-	source := fs.String("source", "lakehouse.bronze_events", "bronze table to read")
-	tbl := fs.String("table", "lakehouse.silver_events", "silver table")
-	rejects := fs.String("rejects-table", "lakehouse.silver_rejects", "table of rows that fail validation")
+	source := fs.String("source", tables.Bronze.Ident, "bronze table to read")
+	tbl := fs.String("table", tables.Silver.Ident, "silver table")
+	rejects := fs.String("rejects-table", tables.SilverRejects.Ident, "table of rows that fail validation")
 	interval := fs.Duration("commit-interval", 10*time.Second, "window length: one snapshot per interval")
 	horizon := fs.Duration("dedup-horizon", 24*time.Hour, "drop a row whose source, title and timestamp match a row ingested at most this long before")
 	poll := fs.Duration("poll", 5*time.Second, "how often an unbounded run looks for new bronze snapshots")
@@ -111,12 +112,11 @@ func summary(ctx context.Context, out io.Writer, cfg Config) error {
 // build wires bronze snapshots -> normalise and validate -> deduplicate ->
 // silver and rejects.
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
-	events, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.Table, Row: silver.Event{},
-		Partition: []icebergio.PartitionField{{Column: "timestamp", Transform: "day"}}}, cfg.Pipeline, icebergio.Every(cfg.CommitInterval))
+	events, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.Silver.As(cfg.Table)), cfg.Pipeline, icebergio.Every(cfg.CommitInterval))
 	if err != nil {
 		return err
 	}
-	rejects, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.Rejects, Row: silver.Reject{}}, cfg.Pipeline, icebergio.Every(cfg.CommitInterval))
+	rejects, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.SilverRejects.As(cfg.Rejects)), cfg.Pipeline, icebergio.Every(cfg.CommitInterval))
 	if err != nil {
 		return err
 	}
@@ -129,9 +129,9 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	if _, err := icebergio.FollowPromotions(ctx, cfg.Catalog, cfg.Source, cfg.Table); err != nil {
 		return fmt.Errorf("--table=%s: %w", cfg.Table, err)
 	}
-	snapshots := silver.Follow(s, icebergio.ReadSnapshots(s, src), silver.FollowOptions{Catalog: cfg.Catalog, Source: cfg.Source, Target: cfg.Table})
-	clean, bad := silver.FromBronze(s, snapshots)
-	clean = silver.Dedup(s, clean, silver.DedupOptions{Horizon: cfg.Horizon, Catalog: cfg.Catalog, Table: cfg.Table})
+	snapshots := icebergio.Follow(s, icebergio.ReadSnapshots(s, src), icebergio.FollowOptions{Catalog: cfg.Catalog, Source: cfg.Source, Target: cfg.Table})
+	clean, bad := silver.FromBronze(s, icebergio.SnapshotBatches(s, snapshots, tables.BronzeSnapshot{}))
+	clean = dedup(s, clean, cfg.Catalog, cfg.Table, cfg.Horizon)
 	icebergio.Write(s, events, start, clean)
 	icebergio.Write(s, rejects, start, bad)
 	return nil

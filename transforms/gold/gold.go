@@ -5,8 +5,6 @@
 package gold
 
 import (
-	"context"
-	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -15,103 +13,37 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/filter"
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
-	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/transforms/silver"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func init() {
-	for _, t := range []any{SourceDaily{}, TrendingTerm{}, DayRows{}} {
-		beam.RegisterType(reflect.TypeOf(t))
-	}
-	register.DoFn2x1[icebergio.SnapshotRows, func(int64), error](&daysFn{})
-	register.Emitter1[int64]()
-	register.DoFn3x1[context.Context, int64, func(DayRows), error](&dayRowsFn{})
-	register.Emitter1[DayRows]()
+	beam.RegisterType(reflect.TypeOf(DayRows{}))
 	register.Function2x0[DayRows, func(SourceDaily)](sourceDaily)
 	register.Emitter1[SourceDaily]()
 	register.DoFn2x0[DayRows, func(TrendingTerm)](&trendingFn{})
 	register.Emitter1[TrendingTerm]()
 }
 
-// SourceDaily is one row of lakehouse.gold_source_daily.
-type SourceDaily struct {
-	Day    int32  `iceberg:"day,required,date"`
-	Source string `iceberg:"source,required"`
-	Events int64  `iceberg:"events,required"`
-}
+// SourceDaily and TrendingTerm are the rows of lakehouse.gold_source_daily
+// and lakehouse.gold_trending_terms, defined by the table layer
+// (transforms/tables).
+type (
+	SourceDaily  = tables.SourceDaily
+	TrendingTerm = tables.TrendingTerm
+)
 
-// TrendingTerm is one row of lakehouse.gold_trending_terms: one of the top
-// terms of an hour's titles.
-type TrendingTerm struct {
-	Hour     int64  `iceberg:"hour,required,timestamptz"`
-	Rank     int32  `iceberg:"rank,required"`
-	Term     string `iceberg:"term,required"`
-	Mentions int64  `iceberg:"mentions,required"`
-}
-
-// DayRows holds every silver row of one event day.
+// DayRows holds every silver row of one event day: the batch type that
+// icebergio.ReadDayBatches fills, one per day that new silver snapshots
+// touch (icebergio.TouchedDays).
 type DayRows struct {
 	Day  int64 // days since the epoch
 	Rows []silver.Event
 }
 
 const (
-	dayMicros  = int64(24 * time.Hour / time.Microsecond)
 	hourMicros = int64(time.Hour / time.Microsecond)
 )
-
-// TouchedDays returns PCollection<int64>: the distinct event days (days
-// since the epoch) of the silver rows in PCollection<icebergio.SnapshotRows>.
-func TouchedDays(s beam.Scope, snapshots beam.PCollection) beam.PCollection {
-	s = s.Scope("gold.TouchedDays")
-	return filter.Distinct(s, beam.ParDo(s, &daysFn{}, snapshots))
-}
-
-type daysFn struct{}
-
-func (daysFn) ProcessElement(sr icebergio.SnapshotRows, emit func(int64)) error {
-	var rows []silver.Event
-	if err := sr.Decode(&rows); err != nil {
-		return err
-	}
-	seen := map[int64]bool{}
-	for _, r := range rows {
-		d := r.Timestamp / dayMicros
-		if !seen[d] {
-			seen[d] = true
-			emit(d)
-		}
-	}
-	return nil
-}
-
-// ReadDays reads every silver row of each day in PCollection<int64> and
-// returns PCollection<DayRows>. The silver table is partitioned by
-// day(timestamp), so each day reads one partition.
-func ReadDays(s beam.Scope, cat icebergio.CatalogConfig, silverTable string, days beam.PCollection) beam.PCollection {
-	s = s.Scope("gold.ReadDays")
-	return beam.ParDo(s, &dayRowsFn{Catalog: cat, Table: silverTable}, days)
-}
-
-type dayRowsFn struct {
-	Catalog icebergio.CatalogConfig
-	Table   string
-}
-
-func (f *dayRowsFn) ProcessElement(ctx context.Context, day int64, emit func(DayRows)) error {
-	var rows []silver.Event
-	flt := iceberg.NewAnd(
-		iceberg.GreaterThanEqual(iceberg.Reference("timestamp"), iceberg.Timestamp(day*dayMicros)),
-		iceberg.LessThan(iceberg.Reference("timestamp"), iceberg.Timestamp((day+1)*dayMicros)))
-	if err := icebergio.ScanRows(ctx, f.Catalog, f.Table, &rows, table.WithRowFilter(flt)); err != nil {
-		return fmt.Errorf("gold: read day %d of %s: %w", day, f.Table, err)
-	}
-	emit(DayRows{Day: day, Rows: rows})
-	return nil
-}
 
 // SourceDailyCounts counts PCollection<DayRows> per source and returns
 // PCollection<SourceDaily>.

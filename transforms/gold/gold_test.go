@@ -8,7 +8,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
-	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/transforms/silver"
 )
 
@@ -49,21 +48,6 @@ func TestAggregations(t *testing.T) {
 		TrendingTerm{Hour: h.UnixMicro(), Rank: 2, Term: "rally", Mentions: 1},
 		TrendingTerm{Hour: hour2, Rank: 1, Term: "fall", Mentions: 1},
 		TrendingTerm{Hour: hour2, Rank: 2, Term: "yields", Mentions: 1})
-	if err := ptest.Run(p); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestTouchedDays(t *testing.T) {
-	rows := []silver.Event{row("a", "x", h), row("b", "y", h.Add(time.Hour)), row("c", "z", h.Add(30*time.Hour))}
-	ipc, err := icebergio.EncodeRows(rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, s := beam.NewPipelineWithRoot()
-	snaps := beam.Create(s, icebergio.SnapshotRows{IPC: ipc, Rows: 3})
-	d := h.Unix() / 86400
-	passert.Equals(s, TouchedDays(s, snaps), d, d+1)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}

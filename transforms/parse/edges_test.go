@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func i64p(v int64) *int64 { return &v }
@@ -17,7 +17,7 @@ func i64p(v int64) *int64 { return &v }
 // dead letters that say why. Nothing is lost.
 func TestTimestampEdges(t *testing.T) {
 	ev := func(ts string) []byte { return []byte(`{"source": "s", "title": "t", "timestamp": "` + ts + `"}`) }
-	b := kafkaio.Batch{Topic: "t", Partition: 0, Start: 0, End: 8, Records: []kafkaio.Record{
+	b := offsets.Batch{Topic: "t", Partition: 0, Start: 0, End: 8, Records: []offsets.Record{
 		{Offset: 0, Timestamp: -1, Value: ev("2026-05-19T10:00:00Z")},
 		{Offset: 1, Timestamp: 0, Value: ev("2026-05-19T10:00:00Z")},
 		{Offset: 2, Timestamp: -86_400_000, Value: ev("2026-05-19T10:00:00Z")},

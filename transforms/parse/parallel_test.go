@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // A batch large enough to be parsed on several goroutines gives the same
@@ -28,9 +28,9 @@ func TestParseBatchSplitKeepsOrder(t *testing.T) {
 	}
 	for name, bad := range cases {
 		t.Run(name, func(t *testing.T) {
-			b := kafkaio.Batch{Topic: "t", Partition: 3, Start: 100, End: 100 + n}
+			b := offsets.Batch{Topic: "t", Partition: 3, Start: 100, End: 100 + n}
 			for i := range n {
-				rec := kafkaio.Record{Offset: int64(100 + i), Timestamp: int64(i), Value: good(i)}
+				rec := offsets.Record{Offset: int64(100 + i), Timestamp: int64(i), Value: good(i)}
 				switch {
 				case bad(i) && i%2 == 0:
 					rec.Value = []byte(`{"source": `)

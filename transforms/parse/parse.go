@@ -9,17 +9,16 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func init() {
-	register.DoFn4x0[context.Context, kafkaio.Batch, func(EventBatch), func(DeadLetterBatch)](&eventsFn{})
+	register.DoFn4x0[context.Context, offsets.Batch, func(EventBatch), func(DeadLetterBatch)](&eventsFn{})
 	register.Emitter1[EventBatch]()
 	register.Emitter1[DeadLetterBatch]()
 }
 
-// Events parses PCollection<kafkaio.Batch> into bronze events and dead
+// Events parses PCollection<offsets.Batch> into bronze events and dead
 // letters: it returns PCollection<EventBatch> and PCollection<DeadLetterBatch>,
 // one of each per Kafka batch, each carrying the batch's offset range even
 // when it holds no row. Every record ends in exactly one of the two.
@@ -38,15 +37,17 @@ func (f *eventsFn) Setup() {
 	f.dead = beam.NewCounter("haade", "dead_letters")
 }
 
-func (f *eventsFn) ProcessElement(ctx context.Context, b kafkaio.Batch, good func(EventBatch), bad func(DeadLetterBatch)) {
+func (f *eventsFn) ProcessElement(ctx context.Context, b offsets.Batch, good func(EventBatch), bad func(DeadLetterBatch)) {
 	eb, db := ParseBatch(b)
-	emitParsed(ctx, b, eb, db, f.parsed, f.dead, good, bad)
+	Emit(ctx, b, eb, db, f.parsed, f.dead, good, bad)
 }
 
-// emitParsed gives both batches the Kafka batch's range and timestamp
-// bounds, counts their rows, and emits them.
-func emitParsed(ctx context.Context, b kafkaio.Batch, eb EventBatch, db DeadLetterBatch, parsed, dead beam.Counter, good func(EventBatch), bad func(DeadLetterBatch)) {
-	r := icebergio.Range{Topic: b.Topic, Partition: b.Partition, Start: b.Start, End: b.End}
+// Emit gives both batches the Kafka batch's range and timestamp bounds,
+// counts their rows (Beam counters parsed and dead, and this package's
+// Prometheus collectors), and emits them. It is the end of every parser's
+// ProcessElement, this package's and those beside it (io/registryio).
+func Emit(ctx context.Context, b offsets.Batch, eb EventBatch, db DeadLetterBatch, parsed, dead beam.Counter, good func(EventBatch), bad func(DeadLetterBatch)) {
+	r := b.Range()
 	eb.Source, db.Source = r, r
 	if n := len(b.Records); n > 0 {
 		eb.KafkaMinMs, eb.KafkaMaxMs = b.Records[0].Timestamp, b.Records[0].Timestamp
@@ -81,7 +82,7 @@ const parallelMin = 1024
 // so the read, the parse and the Arrow appends of a backlog share one
 // goroutine: parsing on every core is what lets the read stage use more
 // than one.
-func ParseBatch(b kafkaio.Batch) (EventBatch, DeadLetterBatch) {
+func ParseBatch(b offsets.Batch) (EventBatch, DeadLetterBatch) {
 	n := len(b.Records)
 	rows := make([]Event, n)
 	k := min(runtime.GOMAXPROCS(0), n/parallelMin)
@@ -116,7 +117,7 @@ func ParseBatch(b kafkaio.Batch) (EventBatch, DeadLetterBatch) {
 
 // parseRecords parses records [lo, hi) of b: the events go to rows, in
 // order, and their count is returned with the dead letters.
-func parseRecords(b kafkaio.Batch, lo, hi int, rows []Event) (int, []DeadLetter) {
+func parseRecords(b offsets.Batch, lo, hi int, rows []Event) (int, []DeadLetter) {
 	m := 0
 	var dead []DeadLetter
 	for i := lo; i < hi; i++ {

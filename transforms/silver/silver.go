@@ -10,49 +10,31 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func init() {
-	for _, t := range []any{Event{}, Reject{}, Batch{}, RejectBatch{}} {
+	for _, t := range []any{Batch{}, RejectBatch{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 }
 
-// Event is one row of lakehouse.silver_events. Times are microseconds, UTC.
-type Event struct {
-	Source           string  `iceberg:"source,required"`
-	Title            string  `iceberg:"title,required"`
-	Timestamp        int64   `iceberg:"timestamp,required,timestamptz"`
-	IngestedAt       int64   `iceberg:"ingested_at,required,timestamptz"`
-	KafkaPartition   int32   `iceberg:"kafka_partition,required"`
-	KafkaOffset      int64   `iceberg:"kafka_offset,required"`
-	BronzeSnapshotID int64   `iceberg:"bronze_snapshot_id,required"`
-	Extra            *string `iceberg:"extra,overflow"`
-}
-
-// Reject is one row of lakehouse.silver_rejects: a bronze row that failed
-// validation, as it was, with the reason.
-type Reject struct {
-	Source           *string `iceberg:"source"`
-	Title            *string `iceberg:"title"`
-	Timestamp        int64   `iceberg:"timestamp,required,timestamptz"`
-	IngestedAt       int64   `iceberg:"ingested_at,required,timestamptz"`
-	KafkaPartition   int32   `iceberg:"kafka_partition,required"`
-	KafkaOffset      int64   `iceberg:"kafka_offset,required"`
-	BronzeSnapshotID int64   `iceberg:"bronze_snapshot_id,required"`
-	Reason           string  `iceberg:"reason,required"`
-}
+// Event and Reject are the rows of lakehouse.silver_events and
+// lakehouse.silver_rejects, defined by the table layer (transforms/tables).
+type (
+	Event  = tables.SilverEvent
+	Reject = tables.SilverReject
+)
 
 // Batch holds the silver rows made from one bronze snapshot.
 type Batch struct {
-	Source icebergio.Range
+	Source offsets.Range
 	Rows   []Event
 }
 
-func (b Batch) Range() icebergio.Range { return b.Source }
-func (b Batch) RowSlice() any          { return b.Rows }
+func (b Batch) Range() offsets.Range { return b.Source }
+func (b Batch) RowSlice() any        { return b.Rows }
 
 // RowOffset is the bronze snapshot's sequence number: every row of a
 // snapshot has the same position.
@@ -60,13 +42,13 @@ func (b Batch) RowOffset(int) int64 { return b.Source.End - 1 }
 
 // RejectBatch holds the rejects of one bronze snapshot.
 type RejectBatch struct {
-	Source icebergio.Range
+	Source offsets.Range
 	Rows   []Reject
 }
 
-func (b RejectBatch) Range() icebergio.Range { return b.Source }
-func (b RejectBatch) RowSlice() any          { return b.Rows }
-func (b RejectBatch) RowOffset(int) int64    { return b.Source.End - 1 }
+func (b RejectBatch) Range() offsets.Range { return b.Source }
+func (b RejectBatch) RowSlice() any        { return b.Rows }
+func (b RejectBatch) RowOffset(int) int64  { return b.Source.End - 1 }
 
 // Clean collapses runs of white space into one space and trims the ends.
 func Clean(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -83,7 +65,7 @@ const futureSlack = 24 * time.Hour
 
 // Normalize turns one bronze row into a silver row, or says why it is
 // rejected.
-func Normalize(b parse.Event, snapshot int64) (Event, string) {
+func Normalize(b tables.BronzeEvent, snapshot int64) (Event, string) {
 	var src, title string
 	if b.Source != nil {
 		src = CanonicalSource(*b.Source)

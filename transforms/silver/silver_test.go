@@ -1,9 +1,7 @@
 package silver
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,8 +10,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
-	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
@@ -27,15 +25,15 @@ func str(s string) *string { return &s }
 
 var base = time.Date(2026, 5, 19, 10, 0, 0, 0, time.UTC).UnixMicro()
 
-func bronze(src, title *string, ts int64, offset int64) parse.Event {
-	return parse.Event{Source: src, Title: title, Timestamp: ts, IngestedAt: base + offset, KafkaTopic: "t",
+func bronze(src, title *string, ts int64, offset int64) tables.BronzeEvent {
+	return tables.BronzeEvent{Source: src, Title: title, Timestamp: ts, IngestedAt: base + offset, KafkaTopic: "t",
 		KafkaPartition: 0, KafkaOffset: offset}
 }
 
 func TestNormalize(t *testing.T) {
 	cases := []struct {
 		name   string
-		in     parse.Event
+		in     tables.BronzeEvent
 		want   Event
 		reason string
 	}{
@@ -60,65 +58,64 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
-func snapshot(t *testing.T, seq int64, rows []parse.Event) icebergio.SnapshotRows {
-	t.Helper()
-	b, err := icebergio.EncodeRows(rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return icebergio.SnapshotRows{Range: icebergio.Range{Topic: "iceberg:b", Start: seq, End: seq + 1}, SnapshotID: 100 + seq, Rows: int64(len(rows)), IPC: b}
+func snapshot(seq int64, rows []tables.BronzeEvent) tables.BronzeSnapshot {
+	return tables.BronzeSnapshot{Range: offsets.Range{Topic: "iceberg:b", Start: seq, End: seq + 1}, SnapshotID: 100 + seq, Rows: rows}
 }
 
 func countRows(b Batch) int          { return len(b.Rows) }
 func countRejects(b RejectBatch) int { return len(b.Rows) }
 
-// silverTable makes an empty lakehouse.silver in a temporary SQLite
-// catalog and file warehouse.
-func silverTable(t *testing.T) icebergio.CatalogConfig {
-	t.Helper()
-	dir := t.TempDir()
-	cat := icebergio.CatalogConfig{URI: filepath.Join(dir, "c.db"), Warehouse: filepath.Join(dir, "w")}
-	if _, err := icebergio.Open(context.Background(), cat, icebergio.Table{Ident: "lakehouse.silver", Row: Event{},
-		Partition: []icebergio.PartitionField{{Column: "timestamp", Transform: "day"}}}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	return cat
-}
-
-func TestFromBronzeAndDedup(t *testing.T) {
-	cat := silverTable(t)
-	s1 := snapshot(t, 1, []parse.Event{
-		bronze(str("news"), str("A"), base, 1),
-		bronze(str(" NEWS "), str("A  "), base, 2), // a duplicate of the first once cleaned
+func TestFromBronze(t *testing.T) {
+	s1 := snapshot(1, []tables.BronzeEvent{
+		bronze(str("news"), str("A"), base, 2),
+		bronze(str(" NEWS "), str("A  "), base, 1), // bronze order puts it first
 		bronze(nil, str("B"), base, 3),             // a reject
 		bronze(str("ft"), str("C"), base+1, 4),
 	})
-	s2 := snapshot(t, 2, []parse.Event{
-		bronze(str("news"), str("A"), base, 5), // a duplicate from a later snapshot
-		bronze(str("ft"), str("D"), base, 6),
-	})
+	s2 := snapshot(2, []tables.BronzeEvent{bronze(str("ft"), str("D"), base, 6)})
 	p, s := beam.NewPipelineWithRoot()
-	snaps := beam.CreateList(s, []icebergio.SnapshotRows{s1, s2})
-	events, rejects := FromBronze(s, snaps)
-	passert.Sum(s, beam.ParDo(s, countRows, events), "normalised rows", 2, 5)
-	passert.Sum(s, beam.ParDo(s, countRejects, rejects), "rejects", 2, 1)
-	deduped := Dedup(s, events, DedupOptions{Catalog: cat, Table: "lakehouse.silver", Horizon: time.Hour})
-	passert.Sum(s, beam.ParDo(s, countRows, deduped), "unique rows", 2, 3)
-	passert.Count(s, deduped, "one batch per snapshot", 2)
+	events, rejects := FromBronze(s, beam.CreateList(s, []tables.BronzeSnapshot{s1, s2}))
+	passert.Equals(s, events,
+		Batch{Source: s1.Range, Rows: []Event{
+			{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + 1, KafkaOffset: 1, BronzeSnapshotID: 101},
+			{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + 2, KafkaOffset: 2, BronzeSnapshotID: 101},
+			{Source: "ft", Title: "C", Timestamp: base + 1, IngestedAt: base + 4, KafkaOffset: 4, BronzeSnapshotID: 101}}},
+		Batch{Source: s2.Range, Rows: []Event{
+			{Source: "ft", Title: "D", Timestamp: base, IngestedAt: base + 6, KafkaOffset: 6, BronzeSnapshotID: 102}}})
+	passert.Sum(s, beam.ParDo(s, countRejects, rejects), "rejects, one batch per snapshot", 2, 1)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestDedupForgetsKeysPastTheHorizon feeds a streaming dedup ten days of
-// rows, each key repeated within the horizon and again after it: the
-// repeats within are dropped, those after are kept, and the keys held stay
-// those of about the last horizon, not every key since the start.
+func TestDeduperSeedAndHorizon(t *testing.T) {
+	d := NewDeduper(time.Hour)
+	day := base / DayMicros
+	if d.Seeded(day) {
+		t.Fatal("a new Deduper has a seeded day")
+	}
+	d.Seed(day, []Event{{Source: "news", Title: "A", Timestamp: base, IngestedAt: base}})
+	if !d.Seeded(day) {
+		t.Fatal("Seed did not mark the day")
+	}
+	cases := []struct {
+		row  Event
+		keep bool
+	}{
+		{Event{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + 1}, false},                                  // in the table
+		{Event{Source: "news", Title: "B", Timestamp: base, IngestedAt: base + 2}, true},                                   // new
+		{Event{Source: "news", Title: "B", Timestamp: base, IngestedAt: base + 3}, false},                                  // this run's
+		{Event{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + int64(2*time.Hour/time.Microsecond)}, true}, // past the horizon
+	}
+	for i, tc := range cases {
+		if got := d.Keep(tc.row); got != tc.keep {
+			t.Errorf("row %d (%s/%s at +%dus): Keep = %v, want %v", i, tc.row.Source, tc.row.Title, tc.row.IngestedAt-base, got, tc.keep)
+		}
+	}
+}
+
 func TestDedupForgetsKeysPastTheHorizon(t *testing.T) {
-	ctx := context.Background()
-	cat := silverTable(t)
-	f := &dedupFn{Catalog: cat, Table: "lakehouse.silver", Horizon: 6 * time.Hour}
-	f.Setup()
+	d := NewDeduper(6 * time.Hour)
 	const perHour = 100
 	hour := int64(time.Hour / time.Microsecond)
 	var kept, most int
@@ -135,16 +132,17 @@ func TestDedupForgetsKeysPastTheHorizon(t *testing.T) {
 				rows = append(rows, Event{Source: "news", Title: fmt.Sprintf("h%d-%d", h-10, i), Timestamp: base, IngestedAt: at})
 			}
 		}
-		if err := f.ProcessElement(ctx, Batch{Rows: rows}, func(b Batch) { kept += len(b.Rows) }); err != nil {
-			t.Fatal(err)
+		for _, r := range rows {
+			if d.Keep(r) {
+				kept++
+			}
 		}
-		most = max(most, len(f.seen))
+		d.Evict()
+		most = max(most, d.Held())
 	}
 	if want := 240*perHour + 230*perHour; kept != want {
 		t.Errorf("kept %d rows, want %d: every first row and every repeat past the horizon", kept, want)
 	}
-	// Two keys an hour (new and repeated) over horizon + slack + a quarter
-	// horizon at most, plus the hour being processed.
 	if limit := 2 * perHour * (6 + 1 + 2 + 2); most > limit {
 		t.Errorf("dedup held up to %d keys, want at most %d: keys past the horizon are not forgotten", most, limit)
 	}

@@ -17,8 +17,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
+
+// sourceHourly is this pipeline's table, as a value of the table layer.
+var sourceHourly = tables.Table{Ident: "lakehouse.source_hourly", Row: SourceHour{},
+	Partition: []tables.PartitionField{{Column: "hour", Transform: "day"}}}
 
 // SourceHour is a row of lakehouse.source_hourly.
 type SourceHour struct {
@@ -37,8 +41,8 @@ type Config struct {
 func flags(fs *flag.FlagSet) func() (Config, error) {
 	common := runners.CommonFlags(fs, runners.Defaults{Pipeline: "sourcecounts"})
 	catalog := icebergio.CatalogFlags(fs)
-	source := fs.String("source", "lakehouse.bronze_events", "bronze table to read")
-	tbl := fs.String("table", "lakehouse.source_hourly", "table of counts per source and hour")
+	source := fs.String("source", tables.Bronze.Ident, "bronze table to read")
+	tbl := fs.String("table", sourceHourly.Ident, "table of counts per source and hour")
 	return func() (Config, error) {
 		c, err := common()
 		return Config{Common: c, Catalog: catalog(), Source: *source, Table: *tbl}, err
@@ -46,8 +50,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 }
 
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
-	out, err := icebergio.Open(ctx, cfg.Catalog, icebergio.Table{Ident: cfg.Table, Row: SourceHour{},
-		Partition: []icebergio.PartitionField{{Column: "hour", Transform: "day"}}}, "sourcecounts")
+	out, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(sourceHourly.As(cfg.Table)), "sourcecounts")
 	if err != nil {
 		return err
 	}
@@ -58,13 +61,13 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	progress := icebergio.Offsets{}
 	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
 
-	days := icebergio.TouchedDays(s, icebergio.ReadSnapshots(s, src), parse.Event{}, "ingested_at")
-	events := icebergio.ReadDays(s, cfg.Catalog, cfg.Source, parse.Event{}, "ingested_at", days)
+	days := icebergio.TouchedDays(s, icebergio.ReadSnapshots(s, src), tables.BronzeEvent{}, "ingested_at")
+	events := icebergio.ReadDays(s, cfg.Catalog, cfg.Source, tables.BronzeEvent{}, "ingested_at", days)
 	icebergio.OverwriteDays(s, out, "hour", progress, counts(s, events))
 	return nil
 }
 
-// counts returns PCollection<SourceHour>: PCollection<parse.Event> counted
+// counts returns PCollection<SourceHour>: PCollection<tables.BronzeEvent> counted
 // per source and hour of ingestion.
 func counts(s beam.Scope, events beam.PCollection) beam.PCollection {
 	return beam.ParDo(s, toRow, stats.Count(s, beam.ParDo(s, hourAndSource, events)))
@@ -75,7 +78,7 @@ type key struct {
 	Source string
 }
 
-func hourAndSource(e parse.Event) key {
+func hourAndSource(e tables.BronzeEvent) key {
 	k := key{Hour: e.IngestedAt - e.IngestedAt%3_600_000_000, Source: "(none)"}
 	if e.Source != nil {
 		k.Source = *e.Source

@@ -15,15 +15,15 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/icebergtest"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
 
 var t0 = time.Date(2026, 5, 19, 10, 0, 0, 0, time.UTC)
 
-func event(source string, at time.Duration) parse.Event {
-	e := parse.Event{Timestamp: t0.UnixMicro(), IngestedAt: t0.Add(at).UnixMicro(), KafkaTopic: "fintech.debt.raw"}
+func event(source string, at time.Duration) tables.BronzeEvent {
+	e := tables.BronzeEvent{Timestamp: t0.UnixMicro(), IngestedAt: t0.Add(at).UnixMicro(), KafkaTopic: "fintech.debt.raw"}
 	if source != "" {
 		e.Source = &source
 	}
@@ -34,7 +34,7 @@ func hour(h int) int64 { return t0.Add(time.Duration(h) * time.Hour).UnixMicro()
 
 func TestCounts(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
-	in := beam.CreateList(s, []parse.Event{event("news", 0), event("news", 59*time.Minute), event("FT", time.Minute),
+	in := beam.CreateList(s, []tables.BronzeEvent{event("news", 0), event("news", 59*time.Minute), event("FT", time.Minute),
 		event("news", time.Hour), event("", 2*time.Hour)})
 	passert.Equals(s, counts(s, in),
 		SourceHour{Hour: hour(0), Source: "news", Events: 2}, SourceHour{Hour: hour(0), Source: "FT", Events: 1},
@@ -89,14 +89,14 @@ func check(t *testing.T, cfg Config, want []SourceHour) {
 }
 
 // appendBronze commits rows to the bronze table in one append snapshot.
-func appendBronze(t *testing.T, cfg Config, rows ...parse.Event) {
+func appendBronze(t *testing.T, cfg Config, rows ...tables.BronzeEvent) {
 	t.Helper()
 	ctx := context.Background()
 	cat, err := cfg.Catalog.Open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: cfg.Source, Row: parse.Event{},
+	tbl, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: cfg.Source, Row: tables.BronzeEvent{},
 		Partition: []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package parse
+package registryio_test
 
 import (
 	"context"
@@ -14,13 +14,16 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
-	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/io/registryio"
+	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/parse"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
+
+const sampleEvent = `{"source": "news", "title": "Debt market update", "timestamp": "2026-05-19T10:00:00Z"}`
 
 func wire(id int, v string) []byte { return append(registryio.AppendWire(nil, id), v...) }
 
@@ -41,7 +44,7 @@ func fakeRegistry(t *testing.T) *srfake.Registry {
 
 // registryBatch holds one record of each kind; want is what each offset
 // becomes: "" for a row, else the start of its dead letter's reason.
-func registryBatch() (kafkaio.Batch, map[int64]string) {
+func registryBatch() (offsets.Batch, map[int64]string) {
 	vals := []struct {
 		v    []byte
 		want string
@@ -58,17 +61,17 @@ func registryBatch() (kafkaio.Batch, map[int64]string) {
 		{wire(7, `{"source": "news", "title": "t", "timestamp": "2026-05-19T10:00:00Z", "region": "eu"}`), ""},
 		{wire(7, sampleEvent), ""},
 	}
-	b := kafkaio.Batch{Topic: "fintech.debt.raw", Partition: 3, Start: 100, End: 100 + int64(len(vals))}
+	b := offsets.Batch{Topic: "fintech.debt.raw", Partition: 3, Start: 100, End: 100 + int64(len(vals))}
 	want := map[int64]string{}
 	for i, v := range vals {
 		off := 100 + int64(i)
-		b.Records = append(b.Records, kafkaio.Record{Offset: off, Timestamp: 1_700_000_000_000, Value: v.v})
+		b.Records = append(b.Records, offsets.Record{Offset: off, Timestamp: 1_700_000_000_000, Value: v.v})
 		want[off] = v.want
 	}
 	return b, want
 }
 
-func outcome(eb EventBatch, db DeadLetterBatch, want map[int64]string) map[int64]string {
+func outcome(eb parse.EventBatch, db parse.DeadLetterBatch, want map[int64]string) map[int64]string {
 	got := map[int64]string{}
 	for _, r := range eb.Rows {
 		got[r.KafkaOffset] = ""
@@ -83,14 +86,14 @@ func outcome(eb EventBatch, db DeadLetterBatch, want map[int64]string) map[int64
 	return got
 }
 
-func TestParseBatchWithRegistry(t *testing.T) {
+func TestParseBatch(t *testing.T) {
 	reg := fakeRegistry(t)
 	res, err := registryio.NewResolver(registryio.Config{URL: reg.URL(), Subject: "fintech.debt.raw-value"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, want := registryBatch()
-	eb, db, err := ParseBatchWithRegistry(context.Background(), b, res, true)
+	eb, db, err := registryio.ParseBatch(context.Background(), b, res, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +111,7 @@ func TestParseBatchWithRegistry(t *testing.T) {
 	}
 
 	// Without validation, violations are rows; an Avro id is still refused.
-	eb, db, err = ParseBatchWithRegistry(context.Background(), b, res, false)
+	eb, db, err = registryio.ParseBatch(context.Background(), b, res, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +129,7 @@ func TestParseBatchWithRegistryAwayIsNoDeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := registryBatch()
-	eb, db, err := ParseBatchWithRegistry(context.Background(), b, res, true)
+	eb, db, err := registryio.ParseBatch(context.Background(), b, res, true)
 	if !errors.Is(err, registryio.ErrRegistry) {
 		t.Fatalf("err = %v, want ErrRegistry", err)
 	}
@@ -142,13 +145,13 @@ func init() {
 	register.Emitter1[string]()
 }
 
-func offsetsOfEvents(b EventBatch, emit func(int64)) {
+func offsetsOfEvents(b parse.EventBatch, emit func(int64)) {
 	for _, r := range b.Rows {
 		emit(r.KafkaOffset)
 	}
 }
 
-func reasonsOfDeadLetters(b DeadLetterBatch, emit func(string)) {
+func reasonsOfDeadLetters(b parse.DeadLetterBatch, emit func(string)) {
 	for _, r := range b.Rows {
 		reason, _, _ := strings.Cut(r.Error, ":")
 		emit(reason)
@@ -159,17 +162,17 @@ func TestEventsWithRegistryPipeline(t *testing.T) {
 	reg := fakeRegistry(t)
 	b, _ := registryBatch()
 	p, s := beam.NewPipelineWithRoot()
-	good, bad := EventsWithRegistry(s, beam.Create(s, b),
+	good, bad := registryio.Events(s, beam.Create(s, b),
 		registryio.Config{URL: reg.URL(), Subject: "fintech.debt.raw-value", Validate: true})
 	passert.Equals(s, beam.ParDo(s, offsetsOfEvents, good), int64(100), int64(101), int64(108), int64(109))
 	passert.Equals(s, beam.ParDo(s, reasonsOfDeadLetters, bad), "schema", "wrong_type", "schema", "wire_format", "wire_format", "syntax")
 	ptest.RunAndValidate(t, p)
 }
 
-// BenchmarkParseBatchWithRegistry compares the registry path (wire format,
+// BenchmarkParseBatch compares the registry path (wire format,
 // id resolved from the cache, with and without validation) with ParseBatch
 // on plain JSON.
-func BenchmarkParseBatchWithRegistry(b *testing.B) {
+func BenchmarkParseBatch(b *testing.B) {
 	reg := srfake.New()
 	defer reg.Close()
 	text, _ := os.ReadFile("../../schemas/fintech.debt.raw-value.json")
@@ -178,21 +181,21 @@ func BenchmarkParseBatchWithRegistry(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	plain, wired := kafkaio.Batch{Topic: "t"}, kafkaio.Batch{Topic: "t"}
+	plain, wired := offsets.Batch{Topic: "t"}, offsets.Batch{Topic: "t"}
 	for i := range 4096 {
-		plain.Records = append(plain.Records, kafkaio.Record{Offset: int64(i), Value: []byte(sampleEvent)})
-		wired.Records = append(wired.Records, kafkaio.Record{Offset: int64(i), Value: wire(7, sampleEvent)})
+		plain.Records = append(plain.Records, offsets.Record{Offset: int64(i), Value: []byte(sampleEvent)})
+		wired.Records = append(wired.Records, offsets.Record{Offset: int64(i), Value: wire(7, sampleEvent)})
 	}
 	b.Run("plain/ParseBatch", func(b *testing.B) {
 		for b.Loop() {
-			ParseBatch(plain)
+			parse.ParseBatch(plain)
 		}
 		b.ReportMetric(float64(b.N*4096)/b.Elapsed().Seconds(), "events/s")
 	})
 	for _, validate := range []bool{false, true} {
 		b.Run(fmt.Sprintf("wire/validate=%v", validate), func(b *testing.B) {
 			for b.Loop() {
-				if _, _, err := ParseBatchWithRegistry(context.Background(), wired, res, validate); err != nil {
+				if _, _, err := registryio.ParseBatch(context.Background(), wired, res, validate); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package parse
+package registryio
 
 import (
 	"context"
@@ -7,15 +7,15 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/haade/haade/io/kafkaio"
-	"github.com/haade/haade/io/registryio"
+	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/parse"
 )
 
 func init() {
-	register.DoFn4x1[context.Context, kafkaio.Batch, func(EventBatch), func(DeadLetterBatch), error](&registryEventsFn{})
+	register.DoFn4x1[context.Context, offsets.Batch, func(parse.EventBatch), func(parse.DeadLetterBatch), error](&registryEventsFn{})
 }
 
-// The dead-letter reason classes this file adds to those of Reason.
+// The dead-letter reason classes this file adds to those of parse.Reason.
 const (
 	// ReasonSchema: the event violates its JSON Schema; the rest of the
 	// reason names the rule (JSON pointer, keyword, message).
@@ -26,34 +26,34 @@ const (
 	ReasonWireFormat = "wire_format"
 )
 
-// EventsWithRegistry is Events for topics whose records may carry
+// Events is parse.Events for topics whose records may carry
 // Confluent's wire format (magic byte 0, a 4-byte schema id, then the JSON)
 // as well as plain JSON, with schema ids resolved through the registry of
 // reg, and, when reg.Validate, each event checked against its JSON Schema
 // (plain JSON against the latest version of reg.Subject). It returns
-// PCollection<EventBatch> and PCollection<DeadLetterBatch>, as Events does.
+// PCollection<parse.EventBatch> and PCollection<parse.DeadLetterBatch>, as Events does.
 //
 // The DoFn carries reg, never a password: each worker opens its own
 // registry client, reading the password from its environment. A registry
 // that is away, or a schema id it does not know yet, is waited for
 // (reg.Wait) and never makes a dead letter; after that the bundle fails
 // loudly and its records are read again when the pipeline restarts.
-func EventsWithRegistry(s beam.Scope, batches beam.PCollection, reg registryio.Config) (events, deadLetters beam.PCollection) {
-	s = s.Scope("parse.EventsWithRegistry")
+func Events(s beam.Scope, batches beam.PCollection, reg Config) (events, deadLetters beam.PCollection) {
+	s = s.Scope("registryio.Events")
 	return beam.ParDo2(s, &registryEventsFn{Registry: reg}, batches)
 }
 
 type registryEventsFn struct {
-	Registry registryio.Config
+	Registry Config
 
-	res          *registryio.Resolver
+	res          *Resolver
 	parsed, dead beam.Counter
 }
 
 func (f *registryEventsFn) Setup() error {
 	f.parsed = beam.NewCounter("haade", "records_parsed")
 	f.dead = beam.NewCounter("haade", "dead_letters")
-	res, err := registryio.NewResolver(f.Registry)
+	res, err := NewResolver(f.Registry)
 	if err != nil {
 		return err
 	}
@@ -61,28 +61,28 @@ func (f *registryEventsFn) Setup() error {
 	return nil
 }
 
-func (f *registryEventsFn) ProcessElement(ctx context.Context, b kafkaio.Batch, good func(EventBatch), bad func(DeadLetterBatch)) error {
-	eb, db, err := ParseBatchWithRegistry(ctx, b, f.res, f.Registry.Validate)
+func (f *registryEventsFn) ProcessElement(ctx context.Context, b offsets.Batch, good func(parse.EventBatch), bad func(parse.DeadLetterBatch)) error {
+	eb, db, err := ParseBatch(ctx, b, f.res, f.Registry.Validate)
 	if err != nil {
 		// Nothing of this batch is emitted: its offsets are not committed.
-		return fmt.Errorf("parse: %s[%d] offsets %d-%d: %w", b.Topic, b.Partition, b.Start, b.End, err)
+		return fmt.Errorf("registryio: %s[%d] offsets %d-%d: %w", b.Topic, b.Partition, b.Start, b.End, err)
 	}
-	emitParsed(ctx, b, eb, db, f.parsed, f.dead, good, bad)
+	parse.Emit(ctx, b, eb, db, f.parsed, f.dead, good, bad)
 	return nil
 }
 
-// ParseBatchWithRegistry parses every record of a Kafka batch, plain JSON
+// ParseBatch parses every record of a Kafka batch, plain JSON
 // or wire format, resolving schema ids through res and, when validate,
 // checking each event against its schema. Dead letters keep the record's
 // original bytes, header included. The error is not a record's: it wraps
-// registryio.ErrRegistry when the registry stayed away or refused, and
+// ErrRegistry when the registry stayed away or refused, and
 // then the whole batch must be retried, never dead-lettered.
-func ParseBatchWithRegistry(ctx context.Context, b kafkaio.Batch, res *registryio.Resolver, validate bool) (EventBatch, DeadLetterBatch, error) {
-	eb := EventBatch{Rows: make([]Event, 0, len(b.Records))}
-	var db DeadLetterBatch
+func ParseBatch(ctx context.Context, b offsets.Batch, res *Resolver, validate bool) (parse.EventBatch, parse.DeadLetterBatch, error) {
+	eb := parse.EventBatch{Rows: make([]parse.Event, 0, len(b.Records))}
+	var db parse.DeadLetterBatch
 	// A batch's records almost always share one schema id: remember the
 	// last one instead of asking the resolver's locked cache each time.
-	lastID, lastSch := -1, (*registryio.Schema)(nil)
+	lastID, lastSch := -1, (*Schema)(nil)
 	for i := range b.Records {
 		rec := &b.Records[i]
 		var kts *int64
@@ -91,16 +91,16 @@ func ParseBatchWithRegistry(ctx context.Context, b kafkaio.Batch, res *registryi
 			kts = &us
 		}
 		if rec.Null {
-			db.Rows = append(db.Rows, DeadLetter{Error: "tombstone: the record has no value (null)",
+			db.Rows = append(db.Rows, parse.DeadLetter{Error: "tombstone: the record has no value (null)",
 				KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts})
 			continue
 		}
-		id, payload, wire, err := registryio.DecodeWire(rec.Value)
+		id, payload, wire, err := DecodeWire(rec.Value)
 		if err != nil {
 			db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: %v", ReasonWireFormat, err)))
 			continue
 		}
-		var sch *registryio.Schema
+		var sch *Schema
 		if wire {
 			// The id is resolved even without validation: an id the registry
 			// does not know yet may be a producer ahead of it, and is waited for.
@@ -110,22 +110,22 @@ func ParseBatchWithRegistry(ctx context.Context, b kafkaio.Batch, res *registryi
 				lastID, lastSch = id, sch
 			}
 			if err != nil {
-				if errors.Is(err, registryio.ErrNotJSONSchema) {
+				if errors.Is(err, ErrNotJSONSchema) {
 					db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: %v", ReasonWireFormat, err)))
 					continue
 				}
-				return EventBatch{}, DeadLetterBatch{}, err
+				return parse.EventBatch{}, parse.DeadLetterBatch{}, err
 			}
 		}
-		f, err := ParseEvent(payload)
+		f, err := parse.ParseEvent(payload)
 		if err != nil {
-			db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: %v", Reason(err), err)))
+			db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: %v", parse.Reason(err), err)))
 			continue
 		}
 		if validate {
 			if sch == nil {
 				if sch, err = res.Latest(ctx); err != nil {
-					return EventBatch{}, DeadLetterBatch{}, err
+					return parse.EventBatch{}, parse.DeadLetterBatch{}, err
 				}
 			}
 			if err := sch.Check(payload); err != nil {
@@ -133,18 +133,18 @@ func ParseBatchWithRegistry(ctx context.Context, b kafkaio.Batch, res *registryi
 				continue
 			}
 		}
-		eb.Rows = append(eb.Rows, Event{Source: f.Source, Title: f.Title, Timestamp: f.Timestamp, Extra: f.Extra,
+		eb.Rows = append(eb.Rows, parse.Event{Source: f.Source, Title: f.Title, Timestamp: f.Timestamp, Extra: f.Extra,
 			KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts})
 	}
 	return eb, db, nil
 }
 
 // deadLetter is the dead letter of rec, with its original bytes.
-func deadLetter(b kafkaio.Batch, rec *kafkaio.Record, kts *int64, reason string) DeadLetter {
+func deadLetter(b offsets.Batch, rec *offsets.Record, kts *int64, reason string) parse.DeadLetter {
 	payload := rec.Value
 	if payload == nil {
 		payload = []byte{}
 	}
-	return DeadLetter{Payload: payload, Error: reason,
+	return parse.DeadLetter{Payload: payload, Error: reason,
 		KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts}
 }

@@ -1,0 +1,36 @@
+package icebergio
+
+import (
+	"context"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+)
+
+func init() {
+	register.DoFn3x1[context.Context, []byte, func(beam.EventTime, SnapshotRows), error](&boundedSnapshotsFn{})
+}
+
+// boundedSnapshotsFn is a bounded ReadSnapshots: the snapshots of
+// [Start, End) in one call. It is a plain DoFn, not a splittable one, so
+// that Beam knows its output is bounded: a DoFn that may return a
+// ProcessContinuation makes an unbounded PCollection whatever it does, and
+// a bounded read must feed OverwriteDays, which refuses unbounded input.
+type boundedSnapshotsFn struct {
+	Catalog     CatalogConfig
+	Ident       string
+	Start, End  int64
+	Constructed int64 // unix nanos, for StopReads
+}
+
+func (f *boundedSnapshotsFn) ProcessElement(ctx context.Context, _ []byte, emit func(beam.EventTime, SnapshotRows)) error {
+	// StopReads stops it before the next snapshot; what it did not read
+	// stays for the next run, as for the unbounded read.
+	running := func(any) bool { return f.Constructed > stopBefore.Load() }
+	if !running(nil) {
+		return nil
+	}
+	r := &snapshotsFn{Catalog: f.Catalog, Ident: f.Ident}
+	_, err := r.read(ctx, f.Start, f.End, running, emit)
+	return err
+}

@@ -1,0 +1,62 @@
+package tables
+
+import "github.com/haade/haade/transforms/offsets"
+
+// Table is a HAADE table: where it lives, what a row is, how it is
+// partitioned.
+type Table struct {
+	// Ident is the default identifier, "namespace.table".
+	Ident string
+	// Row is a zero value of the row struct.
+	Row any
+	// Partition lists the partition fields. Nil: unpartitioned.
+	Partition []PartitionField
+}
+
+// PartitionField partitions a table by Transform ("identity", "day",
+// "hour", "month", "year", "bucket[N]", "truncate[W]") of Column.
+type PartitionField struct {
+	Column    string
+	Transform string
+}
+
+// As returns the same table under identifier ident (for a --table flag).
+// An empty ident keeps the default.
+func (t Table) As(ident string) Table {
+	if ident != "" {
+		t.Ident = ident
+	}
+	return t
+}
+
+// The tables of HAADE (docs/DESIGN.md, "Tables").
+var (
+	// Bronze holds every record of the topic that parsed.
+	Bronze = Table{Ident: "lakehouse.bronze_events", Row: BronzeEvent{}, Partition: byDay("ingested_at")}
+	// DeadLetters holds every record of the topic that did not parse.
+	DeadLetters = Table{Ident: "lakehouse.bronze_events_dlq", Row: DeadLetter{}, Partition: byDay("ingested_at")}
+	// Silver holds bronze cleaned and deduplicated.
+	Silver = Table{Ident: "lakehouse.silver_events", Row: SilverEvent{}, Partition: byDay("timestamp")}
+	// SilverRejects holds the bronze rows that silver refused, with the reason.
+	SilverRejects = Table{Ident: "lakehouse.silver_rejects", Row: SilverReject{}}
+	// GoldSourceDaily holds the events per source per day.
+	GoldSourceDaily = Table{Ident: "lakehouse.gold_source_daily", Row: SourceDaily{},
+		Partition: []PartitionField{{Column: "day", Transform: "identity"}}}
+	// GoldTrendingTerms holds the top terms of each hour's titles.
+	GoldTrendingTerms = Table{Ident: "lakehouse.gold_trending_terms", Row: TrendingTerm{}, Partition: byDay("hour")}
+)
+
+func byDay(column string) []PartitionField {
+	return []PartitionField{{Column: column, Transform: "day"}}
+}
+
+// BronzeSnapshot is the bronze rows that one append snapshot added, as
+// decoded by io/icebergio.SnapshotBatches: Range covers the snapshot
+// sequence numbers since the previous snapshot read (topic
+// "iceberg:<table>", partition 0), so batches derived from it record where
+// a reader of bronze is.
+type BronzeSnapshot struct {
+	Range      offsets.Range
+	SnapshotID int64
+	Rows       []BronzeEvent
+}
