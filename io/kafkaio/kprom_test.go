@@ -1,6 +1,8 @@
 package kafkaio
 
 import (
+	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -110,5 +112,32 @@ func TestClientMetricsOneSeriesPerName(t *testing.T) {
 		if got[name] != 1 {
 			t.Errorf("kgo_connects_total{client=%q} = %v, want 1 (the last client's one connection)", name, got[name])
 		}
+	}
+}
+
+// A broker that cannot be reached counts connect errors, not connects.
+func TestClientMetricsCountConnectErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	cl, err := newClient("test/down", kgo.SeedBrokers(addr), kgo.RetryTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if err := cl.Ping(ctx); err == nil {
+		t.Fatal("Ping to a closed port succeeded")
+	}
+	cl.Close()
+	got := gatherKgo(t)
+	if v := got["kgo_connect_errors_total"]["test/down"]; v < 1 {
+		t.Errorf("kgo_connect_errors_total{client=\"test/down\"} = %v, want >= 1", v)
+	}
+	if v := got["kgo_connects_total"]["test/down"]; v != 0 {
+		t.Errorf("kgo_connects_total{client=\"test/down\"} = %v, want 0", v)
 	}
 }
