@@ -269,6 +269,8 @@ func newestOffsetsSnapshot(tbl *table.Table) map[string]string {
 // isConflict reports whether a commit failed because the table changed
 // since it was loaded: the SQL catalog says "requirement failed: branch
 // main has changed", or wraps table.ErrCommitFailed when it lost the race.
+// The string stays: iceberg-go v0.7.0's requirement checks
+// (table/requirements.go) return plain errors that errors.Is cannot see.
 func isConflict(err error) bool {
 	return err != nil && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "has changed"))
 }

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
+
+	"github.com/haade/haade/io/internal/secret"
 )
 
 // The environment variables a worker reads the catalog password from. The
@@ -58,14 +59,7 @@ func (c CatalogConfig) withPassword() CatalogConfig {
 	if _, ok := u.User.Password(); ok {
 		return c
 	}
-	pw := os.Getenv(EnvCatalogPassword)
-	if pw == "" {
-		if f := os.Getenv(EnvCatalogPasswordFile); f != "" {
-			if b, err := os.ReadFile(f); err == nil {
-				pw = strings.TrimRight(string(b), " \t\r\n")
-			}
-		}
-	}
+	pw, _ := secret.FromEnv(EnvCatalogPassword, EnvCatalogPasswordFile) // unreadable file: as if unset
 	if pw == "" {
 		if e, err := url.Parse(os.Getenv(envCatalogURI)); err == nil && e.User != nil &&
 			e.User.Username() == u.User.Username() && e.Host == u.Host {

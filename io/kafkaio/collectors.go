@@ -17,7 +17,9 @@ var (
 
 // Collectors returns this package's Prometheus collectors. A command
 // registers them with the registry it serves (runners/obs.MustRegister);
-// the package never registers them itself.
+// the package never registers them itself. The last one serves franz-go's
+// own metrics of this package's Kafka clients (kprom; see
+// ClientMetricsNamespace).
 func Collectors() []prometheus.Collector {
-	return []prometheus.Collector{recordsRead, bytesRead, consumerLag}
+	return []prometheus.Collector{recordsRead, bytesRead, consumerLag, clientMetrics}
 }

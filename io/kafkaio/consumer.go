@@ -42,7 +42,7 @@ func takeConsumer(read string, cfg Config, partition int32, at int64) (*consumer
 	if err != nil {
 		return nil, err
 	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := newClient(fmt.Sprintf("read/%s/%d", cfg.Topic, partition), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}

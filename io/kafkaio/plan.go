@@ -121,7 +121,7 @@ func describe(ctx context.Context, cfg Config, timeout time.Duration) (*kadm.Cli
 	if err != nil {
 		return nil, kadm.TopicDetail{}, err
 	}
-	cl, err := kgo.NewClient(append(opts, kgo.RetryTimeout(timeout))...)
+	cl, err := newClient("admin/"+cfg.Topic, append(opts, kgo.RetryTimeout(timeout))...)
 	if err != nil {
 		return nil, kadm.TopicDetail{}, fmt.Errorf("%w: %v", ErrConfig, err)
 	}

@@ -3,8 +3,9 @@ package kafkaio
 import (
 	"encoding/json"
 	"os"
-	"strings"
 	"sync"
+
+	"github.com/haade/haade/io/internal/secret"
 )
 
 // The environment variables a worker reads the SASL password from. The
@@ -49,13 +50,12 @@ func (c Config) saslPassword() string {
 	if c.SASLPassword != "" {
 		return c.SASLPassword
 	}
-	if v := os.Getenv(EnvSASLPassword); v != "" {
-		return v
-	}
-	if f := os.Getenv(EnvSASLPasswordFile); f != "" {
-		if b, err := os.ReadFile(f); err == nil {
-			return strings.TrimRight(string(b), " \t\r\n")
-		}
+	// As before the one reader: a file that cannot be read falls through
+	// to the old name (the login then fails as unauthenticated); a readable
+	// file, even an empty one, is the answer.
+	pw, err := secret.FromEnv(EnvSASLPassword, EnvSASLPasswordFile)
+	if err == nil && (pw != "" || os.Getenv(EnvSASLPasswordFile) != "") {
+		return pw
 	}
 	return os.Getenv(envOldSASLPassword)
 }

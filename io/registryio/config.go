@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/haade/haade/io/internal/secret"
 )
 
 // The environment variables a worker reads the registry password from. The
@@ -83,17 +84,7 @@ func (c Config) password() (string, error) {
 	if c.Password != "" {
 		return c.Password, nil
 	}
-	if v := os.Getenv(EnvPassword); v != "" {
-		return v, nil
-	}
-	if f := os.Getenv(EnvPasswordFile); f != "" {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", EnvPasswordFile, err)
-		}
-		return strings.TrimRight(string(b), " \t\r\n"), nil
-	}
-	return "", nil
+	return secret.FromEnv(EnvPassword, EnvPasswordFile)
 }
 
 func (c Config) withDefaults() Config {

@@ -36,6 +36,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/prometheus/procfs"
 )
 
 // Config holds the command line.
@@ -382,16 +383,18 @@ func tail(path string, lines int) string {
 	return strings.Join(ls, "\n")
 }
 
+// loadavg is /proc/loadavg's three load averages as the kernel prints them
+// (two decimals), read with procfs; "?" when it cannot be read.
 func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return "?"
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
+	l, err := fs.LoadAvg()
+	if err != nil {
 		return "?"
 	}
-	return strings.Join(f[:3], " ")
+	return fmt.Sprintf("%.2f %.2f %.2f", l.Load1, l.Load5, l.Load15)
 }
 
 const mib = 1 << 20

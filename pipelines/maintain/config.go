@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/lineage"
@@ -138,23 +139,14 @@ type sizeFlag int64
 
 func (s *sizeFlag) String() string { return strconv.FormatInt(int64(*s), 10) }
 
+// Set parses v with go-humanize (B, KB, MB, GB, KiB, MiB, GiB and the
+// rest of its units, any case).
 func (s *sizeFlag) Set(v string) error {
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"b", 1}}
-	num, mult := strings.ToLower(strings.TrimSpace(v)), 1.0
-	for _, u := range units {
-		if strings.HasSuffix(num, u.suffix) {
-			num, mult = strings.TrimSpace(strings.TrimSuffix(num, u.suffix)), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || f < 0 || f*mult > 1<<50 {
+	n, err := humanize.ParseBytes(strings.TrimSpace(v))
+	if err != nil || n > 1<<50 {
 		return fmt.Errorf("want a size such as 134217728, 128MiB or 0.5GB")
 	}
-	*s = sizeFlag(f * mult)
+	*s = sizeFlag(n)
 	return nil
 }
 

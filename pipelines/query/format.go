@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -89,7 +90,9 @@ func truncate(s string, width int) string {
 }
 
 // writeTable writes rows (the first is the header) as columns aligned on
-// character counts, cells cut to width (0: no limit), the header underlined.
+// character counts (text/tabwriter, two spaces between columns), cells cut
+// to width (0: no limit), the header underlined, no trailing blanks. Cells
+// hold no tab: escape made them printable.
 func writeTable(w io.Writer, rows [][]string, width int) error {
 	if len(rows) == 0 {
 		return nil
@@ -101,25 +104,30 @@ func writeTable(w io.Writer, rows [][]string, width int) error {
 			widths[c] = max(widths[c], utf8.RuneCountInString(rows[r][c]))
 		}
 	}
-	var b strings.Builder
-	line := func(cells []string) {
-		var l strings.Builder
-		for c, s := range cells {
-			l.WriteString(s)
-			l.WriteString(strings.Repeat(" ", widths[c]-utf8.RuneCountInString(s)+2))
-		}
-		b.WriteString(strings.TrimRight(l.String(), " "))
-		b.WriteString("\n")
-	}
-	line(rows[0])
 	rule := make([]string, len(widths))
 	for c, n := range widths {
 		rule[c] = strings.Repeat("-", n)
 	}
-	line(rule)
-	for _, r := range rows[1:] {
-		line(r)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, r := range append([][]string{rows[0], rule}, rows[1:]...) {
+		// A short row gets empty cells: a line with fewer cells would end
+		// tabwriter's column blocks, and the rows after it would align on
+		// their own.
+		if n := len(widths) - len(r); n > 0 {
+			r = append(r[:len(r):len(r)], make([]string, n)...)
+		}
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
-	_, err := fmt.Fprint(w, b.String())
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var out strings.Builder
+	for _, l := range strings.SplitAfter(b.String(), "\n") {
+		if l != "" {
+			out.WriteString(strings.TrimRight(l, " \n") + "\n")
+		}
+	}
+	_, err := fmt.Fprint(w, out.String())
 	return err
 }

@@ -1,10 +1,11 @@
 package obs
 
 import (
-	"regexp"
+	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 var (
@@ -24,28 +25,66 @@ func MustRegister(cs ...prometheus.Collector) {
 	registered = append(registered, cs...)
 }
 
-// fqName reads a metric's name from its Desc: client_golang exports no
-// accessor for it, and Gather only shows series that have a value.
-var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
-
 // MetricNames lists the names of the metrics registered with MustRegister,
 // as exposed (a histogram also exposes _bucket, _sum and _count series).
+//
+// client_golang has no accessor for a Desc's name, and Gather shows only
+// series that have a value (a vector with no child yet shows nothing). So
+// MetricNames gathers a registry of its own that holds one placeholder
+// value per Desc the collectors describe, and reads the names that
+// Gather gives the families (MetricFamily.GetName). An unchecked collector
+// (one that describes nothing, such as kafkaio's franz-go client metrics)
+// has no name here.
 func MetricNames() []string {
 	mu.Lock()
-	cs := append([]prometheus.Collector(nil), registered...)
+	cs := append(descsOf(nil), registered...)
 	mu.Unlock()
-	var out []string
-	ch := make(chan *prometheus.Desc, 64)
-	go func() {
-		for _, c := range cs {
-			c.Describe(ch)
-		}
-		close(ch)
-	}()
-	for d := range ch {
-		if m := fqName.FindStringSubmatch(d.String()); m != nil {
-			out = append(out, m[1])
-		}
+	return namesOf(cs)
+}
+
+func namesOf(cs descsOf) []string {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(cs)
+	mfs, _ := reg.Gather() // a family Gather refuses (two helps for one name) is left out
+	out := make([]string, 0, len(mfs))
+	for _, mf := range mfs {
+		out = append(out, mf.GetName())
 	}
 	return out
+}
+
+// descsOf is an unchecked collector that collects, for each Desc that its
+// collectors describe, one placeholder (an untyped 0 with a label that
+// tells it apart from other placeholders of the same name).
+type descsOf []prometheus.Collector
+
+func (descsOf) Describe(chan<- *prometheus.Desc) {}
+
+func (cs descsOf) Collect(ch chan<- prometheus.Metric) {
+	descs := make(chan *prometheus.Desc, 64)
+	go func() {
+		for _, c := range cs {
+			c.Describe(descs)
+		}
+		close(descs)
+	}()
+	i := 0
+	for d := range descs {
+		ch <- placeholder{d, strconv.Itoa(i)}
+		i++
+	}
+}
+
+type placeholder struct {
+	desc *prometheus.Desc
+	id   string
+}
+
+func (p placeholder) Desc() *prometheus.Desc { return p.desc }
+
+func (p placeholder) Write(m *dto.Metric) error {
+	name, zero := "placeholder", 0.0
+	m.Label = []*dto.LabelPair{{Name: &name, Value: &p.id}}
+	m.Untyped = &dto.Untyped{Value: &zero}
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/testing/kafkatest"
+	"github.com/prometheus/procfs"
 )
 
 const (
@@ -576,13 +577,9 @@ func (e *env) versions() map[string]string {
 // machine describes where the run was: cores and memory.
 func machine() string {
 	mem := ""
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
-				if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-					mem = fmt.Sprintf(", %.0f GiB", float64(kb)/(1<<20))
-				}
-			}
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		if mi, err := fs.Meminfo(); err == nil && mi.MemTotal != nil {
+			mem = fmt.Sprintf(", %.0f GiB", float64(*mi.MemTotal)/(1<<20)) // kB
 		}
 	}
 	return fmt.Sprintf("%d cores%s, %s/%s", runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH)

@@ -2,11 +2,10 @@ package main
 
 import (
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat: 100
@@ -23,44 +22,26 @@ type procStat struct {
 	rss  int64         // bytes
 }
 
-// readStat parses /proc/PID/stat. The command name (field 2) is in
-// parentheses and may hold spaces, so fields are counted after the last ')'.
-func readStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// statOf reads a process's /proc/PID/stat with procfs.
+func statOf(p procfs.Proc) (procStat, bool) {
+	st, err := p.Stat()
 	if err != nil {
 		return procStat{}, false
 	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return procStat{}, false
-	}
-	// f[0] is field 3 (state), so field n is f[n-3].
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 22 {
-		return procStat{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	rss, _ := strconv.ParseInt(f[21], 10, 64)
 	return procStat{
-		ppid: ppid,
-		cpu:  time.Duration(utime+stime) * time.Second / clockTicks,
-		rss:  rss * pageSize,
+		ppid: st.PPID,
+		cpu:  time.Duration(st.UTime+st.STime) * time.Second / clockTicks,
+		rss:  int64(st.RSS) * pageSize,
 	}, true
 }
 
 // descendants returns root and every process below it.
 func descendants(root int) map[int]procStat {
 	all := map[int]procStat{}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil {
-			continue
-		}
-		if st, ok := readStat(pid); ok {
-			all[pid] = st
+	procs, _ := procfs.AllProcs()
+	for _, p := range procs {
+		if st, ok := statOf(p); ok {
+			all[p.PID] = st
 		}
 	}
 	kids := map[int][]int{}
