@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/lineage"
 	"github.com/haade/haade/runners/obs"
@@ -109,7 +110,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) (c
 		select {
 		case <-sigs:
 			// Stop polling: the last windows commit and the run returns.
-			icebergio.StopReads()
+			snapshots.StopReads()
 		case <-ctx.Done():
 		}
 	}()
@@ -163,16 +164,16 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 		return err
 	}
 	events.Interval, rejects.Interval = cfg.CommitInterval, cfg.CommitInterval
-	src, start, err := icebergio.ResumeSource(ctx, cfg.Catalog, cfg.Source, cfg.Bounded, events, rejects)
+	src, start, err := snapshots.ResumeSource(ctx, cfg.Catalog, cfg.Source, cfg.Bounded, events, rejects)
 	if err != nil {
 		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
 	}
 	src.Poll = cfg.Poll
 
-	if _, err := icebergio.FollowPromotions(ctx, cfg.Catalog, cfg.Source, cfg.Table); err != nil {
+	if _, err := snapshots.FollowPromotions(ctx, cfg.Catalog, cfg.Source, cfg.Table); err != nil {
 		return fmt.Errorf("--table=%s: %w", cfg.Table, err)
 	}
-	snapshots := silver.Follow(s, icebergio.ReadSnapshots(s, src), silver.FollowOptions{Catalog: cfg.Catalog, Source: cfg.Source, Target: cfg.Table})
+	snapshots := silver.Follow(s, snapshots.ReadSnapshots(s, src), silver.FollowOptions{Catalog: cfg.Catalog, Source: cfg.Source, Target: cfg.Table})
 	clean, bad := silver.FromBronze(s, snapshots)
 	clean = silver.Dedup(s, clean, silver.DedupOptions{Horizon: cfg.Horizon, Catalog: cfg.Catalog, Table: cfg.Table})
 	icebergio.Write(s, events, start, clean)

@@ -368,7 +368,7 @@ func TestMaintainLineage(t *testing.T) {
 	var want []int64
 	var replaced bool
 	for _, s := range icebergtest.Snapshots(t, cat, "lakehouse.bronze_events") {
-		if s.Summary[icebergio.SummaryMaintenance] != "" {
+		if s.Summary[maintain.SummaryMaintenance] != "" {
 			want = append(want, s.ID)
 			replaced = replaced || s.Operation == "replace"
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/transforms/silver"
 )
 
@@ -26,7 +27,7 @@ func init() {
 	for _, t := range []any{SourceDaily{}, TrendingTerm{}, DayRows{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
-	register.DoFn2x1[icebergio.SnapshotRows, func(int64), error](&daysFn{})
+	register.DoFn2x1[snapshots.SnapshotRows, func(int64), error](&daysFn{})
 	register.Emitter1[int64]()
 	register.DoFn3x1[context.Context, int64, func(DayRows), error](&dayRowsFn{})
 	register.Emitter1[DayRows]()
@@ -64,7 +65,7 @@ const (
 )
 
 // TouchedDays returns PCollection<int64>: the distinct event days (days
-// since the epoch) of the silver rows in PCollection<icebergio.SnapshotRows>.
+// since the epoch) of the silver rows in PCollection<snapshots.SnapshotRows>.
 func TouchedDays(s beam.Scope, snapshots beam.PCollection) beam.PCollection {
 	s = s.Scope("gold.TouchedDays")
 	return filter.Distinct(s, beam.ParDo(s, &daysFn{}, snapshots))
@@ -72,7 +73,7 @@ func TouchedDays(s beam.Scope, snapshots beam.PCollection) beam.PCollection {
 
 type daysFn struct{}
 
-func (daysFn) ProcessElement(sr icebergio.SnapshotRows, emit func(int64)) error {
+func (daysFn) ProcessElement(sr snapshots.SnapshotRows, emit func(int64)) error {
 	var rows []silver.Event
 	if err := sr.Decode(&rows); err != nil {
 		return err

@@ -4,11 +4,13 @@ import (
 	"testing"
 	"time"
 
+	icerows "github.com/haade/haade/io/icebergio/rows"
+
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
-	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/transforms/silver"
 )
 
@@ -56,12 +58,12 @@ func TestAggregations(t *testing.T) {
 
 func TestTouchedDays(t *testing.T) {
 	rows := []silver.Event{row("a", "x", h), row("b", "y", h.Add(time.Hour)), row("c", "z", h.Add(30*time.Hour))}
-	ipc, err := icebergio.EncodeRows(rows)
+	ipc, err := icerows.Encode(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	snaps := beam.Create(s, icebergio.SnapshotRows{IPC: ipc, Rows: 3})
+	snaps := beam.Create(s, snapshots.SnapshotRows{IPC: ipc, Rows: 3})
 	d := h.Unix() / 86400
 	passert.Equals(s, TouchedDays(s, snaps), d, d+1)
 	if err := ptest.Run(p); err != nil {

@@ -8,11 +8,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 )
 
 func init() {
-	register.DoFn3x1[context.Context, icebergio.SnapshotRows, func(icebergio.SnapshotRows), error](&followFn{})
-	register.Emitter1[icebergio.SnapshotRows]()
+	register.DoFn3x1[context.Context, snapshots.SnapshotRows, func(snapshots.SnapshotRows), error](&followFn{})
+	register.Emitter1[snapshots.SnapshotRows]()
 }
 
 // FollowOptions name the tables of Follow.
@@ -22,9 +23,9 @@ type FollowOptions struct {
 	Source, Target string
 }
 
-// Follow passes PCollection<icebergio.SnapshotRows> through unchanged, and
+// Follow passes PCollection<snapshots.SnapshotRows> through unchanged, and
 // when a bronze snapshot shows promoted columns it has not seen, gives the
-// silver table the same columns (icebergio.FollowPromotions) before the
+// silver table the same columns (snapshots.FollowPromotions) before the
 // rows go on: silver follows a promotion while it streams. Rows that reach
 // a writer before it takes up the new schema keep the member in extra,
 // so nothing is lost either way.
@@ -40,9 +41,9 @@ type followFn struct {
 	seen string // the Members last followed
 }
 
-func (f *followFn) ProcessElement(ctx context.Context, sr icebergio.SnapshotRows, emit func(icebergio.SnapshotRows)) error {
+func (f *followFn) ProcessElement(ctx context.Context, sr snapshots.SnapshotRows, emit func(snapshots.SnapshotRows)) error {
 	if sr.Members != "" && sr.Members != f.seen {
-		rep, err := icebergio.FollowPromotions(ctx, f.Catalog, f.Source, f.Target)
+		rep, err := snapshots.FollowPromotions(ctx, f.Catalog, f.Source, f.Target)
 		if err != nil {
 			return fmt.Errorf("silver: follow the promoted columns of %s: %w", f.Source, err)
 		}

@@ -7,12 +7,15 @@ import (
 	"testing"
 	"time"
 
+	icerows "github.com/haade/haade/io/icebergio/rows"
+
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/transforms/parse"
 )
 
@@ -60,13 +63,13 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
-func snapshot(t *testing.T, seq int64, rows []parse.Event) icebergio.SnapshotRows {
+func snapshot(t *testing.T, seq int64, rows []parse.Event) snapshots.SnapshotRows {
 	t.Helper()
-	b, err := icebergio.EncodeRows(rows)
+	b, err := icerows.Encode(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return icebergio.SnapshotRows{Range: icebergio.Range{Topic: "iceberg:b", Start: seq, End: seq + 1}, SnapshotID: 100 + seq, Rows: int64(len(rows)), IPC: b}
+	return snapshots.SnapshotRows{Range: icebergio.Range{Topic: "iceberg:b", Start: seq, End: seq + 1}, SnapshotID: 100 + seq, Rows: int64(len(rows)), IPC: b}
 }
 
 func countRows(b Batch) int          { return len(b.Rows) }
@@ -98,7 +101,7 @@ func TestFromBronzeAndDedup(t *testing.T) {
 		bronze(str("ft"), str("D"), base, 6),
 	})
 	p, s := beam.NewPipelineWithRoot()
-	snaps := beam.CreateList(s, []icebergio.SnapshotRows{s1, s2})
+	snaps := beam.CreateList(s, []snapshots.SnapshotRows{s1, s2})
 	events, rejects := FromBronze(s, snaps)
 	passert.Sum(s, beam.ParDo(s, countRows, events), "normalised rows", 2, 5)
 	passert.Sum(s, beam.ParDo(s, countRejects, rejects), "rejects", 2, 1)

@@ -11,17 +11,18 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/transforms/parse"
 )
 
 func init() {
-	register.DoFn3x1[icebergio.SnapshotRows, func(Batch), func(RejectBatch), error](&fromBronzeFn{})
+	register.DoFn3x1[snapshots.SnapshotRows, func(Batch), func(RejectBatch), error](&fromBronzeFn{})
 	register.Emitter1[Batch]()
 	register.Emitter1[RejectBatch]()
 	register.DoFn3x1[context.Context, Batch, func(Batch), error](&dedupFn{})
 }
 
-// FromBronze decodes PCollection<icebergio.SnapshotRows> of bronze rows and
+// FromBronze decodes PCollection<snapshots.SnapshotRows> of bronze rows and
 // normalises them: it returns PCollection<Batch> and PCollection<RejectBatch>,
 // one of each per bronze snapshot, each carrying the snapshot's range.
 // Rows keep bronze order: ingestion time, then Kafka partition and offset.
@@ -32,7 +33,7 @@ func FromBronze(s beam.Scope, snapshots beam.PCollection) (events, rejects beam.
 
 type fromBronzeFn struct{}
 
-func (fromBronzeFn) ProcessElement(sr icebergio.SnapshotRows, good func(Batch), bad func(RejectBatch)) error {
+func (fromBronzeFn) ProcessElement(sr snapshots.SnapshotRows, good func(Batch), bad func(RejectBatch)) error {
 	var rows []parse.Event
 	if err := sr.Decode(&rows); err != nil {
 		return fmt.Errorf("silver: decode bronze snapshot %d: %w", sr.SnapshotID, err)
