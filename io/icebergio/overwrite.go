@@ -24,7 +24,7 @@ func init() {
 // OverwriteDays replaces, in one snapshot, the days of the sink's table
 // that rows touch: every row of those days is deleted and rows are
 // written instead, so running it again with the same input changes
-// nothing. rows is a PCollection of a row type (see SchemaOf); column names
+// nothing. rows is a PCollection of a row type (see rows.SchemaOf); column names
 // the row's day: an int32 date or an int64 timestamp column. The summary
 // records progress as the next source offsets, so a rerun reads only what
 // is new. It returns PCollection<Commit> with at most one element.

@@ -19,7 +19,7 @@ import (
 type Table struct {
 	// Ident is "namespace.table". Namespace levels never contain dots.
 	Ident string
-	// Row is a zero value of the row struct (see SchemaOf).
+	// Row is a zero value of the row struct (see rows.SchemaOf).
 	Row any
 	// Partition lists partition fields, e.g. {{"ingested_at", "day"}}.
 	// Default: unpartitioned.
