@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/runners/lineage"
 	"github.com/haade/haade/runners/obs"
@@ -157,14 +158,14 @@ func Main[C Commoner](p Pipeline[C]) {
 
 // Stop makes the sources of this process stop at their current positions,
 // so the last windows commit and the pipeline's run returns normally: the
-// Kafka reads (kafkaio.Stop) and the snapshot reads (icebergio.StopReads),
+// Kafka reads (kafkaio.Stop) and the snapshot reads (snapshots.StopReads),
 // with the committers told to make their last offsets durable
 // (icebergio.Stopping). The tables' offsets say where the next run starts.
 // Cancelling Prism's context instead crashes the process.
 func Stop() {
 	icebergio.Stopping()
 	kafkaio.Stop()
-	icebergio.StopReads()
+	snapshots.StopReads()
 }
 
 // exitError carries the exit code of an error that Main exits on.

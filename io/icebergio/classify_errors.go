@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io/fs"
 	"strings"
+
+	"github.com/apache/iceberg-go/table"
 )
 
 // createError is the sentinel for a table that the catalog could not
@@ -37,4 +39,13 @@ func isBusy(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY") ||
 		strings.Contains(msg, "database table is locked")
+}
+
+// IsConflict reports whether a commit failed because the table changed
+// since it was loaded: the SQL catalog says "requirement failed: branch
+// main has changed", or wraps table.ErrCommitFailed when it lost the race.
+// The string stays: iceberg-go v0.7.0's requirement checks
+// (table/requirements.go) return plain errors that errors.Is cannot see.
+func IsConflict(err error) bool {
+	return err != nil && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "has changed"))
 }

@@ -261,7 +261,7 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 		_, err = tx.Commit(ctx)
 		if err == nil {
 			slog.Info("recorded progress", "table", c.ident, "offsets", offsets.String())
-		} else if !isConflict(err) {
+		} else if !IsConflict(err) {
 			c.stale = true
 		}
 		return err
@@ -354,7 +354,7 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		}
 		nt, err := tx.Commit(ctx)
 		if err != nil {
-			if isConflict(err) {
+			if IsConflict(err) {
 				commitConflicts.WithLabelValues(c.ident).Inc()
 				slog.Warn("commit conflict, reloading", "table", c.ident, "err", err)
 			} else {

@@ -2,7 +2,7 @@
 // exactly once, and reads tables back, with iceberg-go.
 //
 // A table is a Go value (Table): its identifier, a row struct whose fields
-// carry `iceberg` tags (SchemaOf maps them to an Iceberg schema), its
+// carry `iceberg` tags (rows.SchemaOf maps them to an Iceberg schema), its
 // partition fields and properties. Open creates the table, or checks that an
 // existing one can take the rows, and returns a Sink with the source offsets
 // the table holds for a pipeline id.
@@ -18,12 +18,14 @@
 // when it continues the offsets the table holds, so a restart from
 // CommittedOffsets neither skips nor repeats a record, whatever failed.
 //
-// Reading: ReadSnapshots (snapshots appended since the offsets a pipeline
-// committed, for pipelines that read a table as a stream), Rows and
-// ReadDays turn them into rows; ScanRows scans a table into a slice of row
-// structs. OverwriteDays replaces whole day partitions. Maintenance
-// (compaction, snapshot expiry, orphan files, manifest rewrites) is in
-// Maintain. CatalogConfig opens a SQL catalog (SQLite or PostgreSQL, in
+// ScanRows scans a table into a slice of row structs. OverwriteDays
+// replaces whole day partitions. The other jobs are subpackages, which
+// import this one and never the other way: io/icebergio/rows (row
+// reflection, Arrow conversion and scans, which this package builds on),
+// io/icebergio/snapshots (ReadSnapshots, snapshots appended since the
+// offsets a pipeline committed, and Rows, TouchedDays and ReadDays, which
+// turn them into rows) and io/icebergio/maintain (compaction, snapshot
+// expiry, orphan files, manifest rewrites). CatalogConfig opens a SQL catalog (SQLite or PostgreSQL, in
 // Java's JdbcCatalog layout) or a REST catalog; its password never travels
 // in a pipeline (workers read HAADE_CATALOG_PASSWORD).
 package icebergio

@@ -3,17 +3,21 @@ package icebergio
 import (
 	"errors"
 	"fmt"
+
+	"github.com/haade/haade/io/icebergio/rows"
 )
 
 // Errors returned by this package. Narrower errors wrap these with %w.
 var (
 	// ErrRowType is returned when a Go row type cannot be mapped to a table:
-	// an untagged struct, an unsupported field type, a bad tag.
-	ErrRowType = errors.New("icebergio: bad row type")
+	// an untagged struct, an unsupported field type, a bad tag. It is
+	// rows.ErrRowType.
+	ErrRowType = rows.ErrRowType
 
 	// ErrIncompatibleSchema is returned at start when an existing table's
 	// schema cannot take the pipeline's rows.
-	ErrIncompatibleSchema = errors.New("icebergio: table schema is incompatible")
+	// It is rows.ErrIncompatibleSchema.
+	ErrIncompatibleSchema = rows.ErrIncompatibleSchema
 
 	// ErrCatalog is returned when the catalog cannot be opened or reached.
 	ErrCatalog = errors.New("icebergio: catalog")

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/haade/haade/io/icebergio/rows"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -84,7 +86,7 @@ func ParseType(name string) (iceberg.Type, error) {
 // Evolve applies ch to table ident through Iceberg schema evolution: new
 // columns get new field ids and are optional, so every existing data file
 // reads them as null; nothing is rewritten. The promoted columns are
-// recorded in PromotedProperty in the same commit. A conflict with a
+// recorded in rows.PromotedProperty in the same commit. A conflict with a
 // concurrent commit (a pipeline writing) reloads and redoes the change.
 //
 // Refused, with ErrEvolve: promoting a column that exists (unless it is
@@ -124,7 +126,7 @@ func Evolve(ctx context.Context, cat catalog.Catalog, ident string, ch Change) (
 func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) (EvolveReport, error) {
 	sc := tbl.Schema()
 	rep := EvolveReport{Before: sc.ID, SchemaID: sc.ID}
-	promoted, err := decodePromoted(tbl.Properties()[PromotedProperty])
+	promoted, err := rows.DecodePromoted(tbl.Properties()[rows.PromotedProperty])
 	if err != nil {
 		return rep, err
 	}
@@ -179,7 +181,7 @@ func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) 
 			rep.Unchanged = append(rep.Unchanged, fmt.Sprintf("widen %s %v", w.Column, w.Type))
 			continue
 		}
-		if !widens(f.Type, w.Type) {
+		if !Widens(f.Type, w.Type) {
 			return refuse("--widen=%s:%v: Iceberg cannot widen %v to %v (it allows int to long and float to double)", w.Column, w.Type, f.Type, w.Type)
 		}
 		us.UpdateColumn([]string{w.Column}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Valid: true, Val: w.Type}})
@@ -237,7 +239,7 @@ func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) 
 			rep.Applied = append(rep.Applied, fmt.Sprintf("rename %s to %s (field %d, member %s)", r.From, r.To, f.ID, promoted[f.ID]))
 		}
 	}
-	props := iceberg.Properties{PromotedProperty: encodePromoted(newPromoted)}
+	props := iceberg.Properties{rows.PromotedProperty: rows.EncodePromoted(newPromoted)}
 	if widened {
 		// Iceberg's vectorized Parquet reader (Spark 3.5, Iceberg 1.10)
 		// fails on a column widened from int to long in files that
@@ -256,8 +258,8 @@ func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) 
 	return rep, nil
 }
 
-// widens reports whether Iceberg allows widening from to to.
-func widens(from, to iceberg.Type) bool {
+// Widens reports whether Iceberg allows widening from to to.
+func Widens(from, to iceberg.Type) bool {
 	switch from.(type) {
 	case iceberg.Int32Type:
 		return to.Equals(iceberg.PrimitiveTypes.Int64)
@@ -275,71 +277,4 @@ func checkName(n string) error {
 		return fmt.Errorf("column name %q has a dot or a quote (engines read a dot as a nested field)", n)
 	}
 	return nil
-}
-
-// FollowPromotions gives table target the promoted columns of table source
-// that it lacks, with the same names, types and members (widening a
-// narrower one): a pipeline that copies source's rows into target (silver)
-// then carries them as columns too. Nothing is changed when target has
-// them all. A name that target uses for another column is refused.
-func FollowPromotions(ctx context.Context, cat CatalogConfig, source, target string) (EvolveReport, error) {
-	c, err := cat.Open(ctx)
-	if err != nil {
-		return EvolveReport{}, err
-	}
-	defer closeCatalog(c)
-	src, err := loadTable(ctx, c, source)
-	if err != nil {
-		return EvolveReport{}, err
-	}
-	cols, err := promotedColumns(src)
-	if err != nil || len(cols) == 0 {
-		return EvolveReport{}, err
-	}
-	dst, err := loadTable(ctx, c, target)
-	if err != nil {
-		return EvolveReport{}, err
-	}
-	have, err := promotedColumns(dst)
-	if err != nil {
-		return EvolveReport{}, err
-	}
-	var ch Change
-	for _, sc := range cols {
-		found := false
-		for _, h := range have {
-			if h.member == sc.member {
-				found = true
-				if !h.typ.Equals(sc.typ) && widens(h.typ, sc.typ) {
-					ch.Widen = append(ch.Widen, Widening{Column: h.name, Type: sc.typ})
-				}
-			}
-		}
-		if !found {
-			if sc.name != sc.member {
-				// The member is the column's name in Promotion; a source
-				// column renamed after its promotion is added under its
-				// member's name, then renamed.
-				ch.Promote = append(ch.Promote, Promotion{Column: sc.member, Type: sc.typ})
-				ch.Rename = append(ch.Rename, Renaming{From: sc.member, To: sc.name})
-				continue
-			}
-			ch.Promote = append(ch.Promote, Promotion{Column: sc.name, Type: sc.typ})
-		}
-	}
-	if len(ch.Promote)+len(ch.Widen) == 0 {
-		return EvolveReport{}, nil
-	}
-	if len(ch.Rename) > 0 {
-		// Renames need the promoted columns committed first.
-		rep, err := Evolve(ctx, c, target, Change{Promote: ch.Promote, Widen: ch.Widen})
-		if err != nil {
-			return rep, err
-		}
-		r2, err := Evolve(ctx, c, target, Change{Rename: ch.Rename})
-		r2.Applied = append(rep.Applied, r2.Applied...)
-		r2.Before = rep.Before
-		return r2, err
-	}
-	return Evolve(ctx, c, target, ch)
 }

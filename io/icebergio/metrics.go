@@ -44,6 +44,13 @@ var (
 	}, []string{"table"})
 )
 
+// promotionMismatches counts the promoted members whose JSON value does
+// not fit their column: the member stays in the row's overflow column.
+var promotionMismatches = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "haade_promotion_mismatches_total",
+	Help: "Members of promoted columns whose JSON value did not fit the column's type; kept in the overflow column (extra).",
+}, []string{"table", "column"})
+
 // Collectors returns this package's Prometheus collectors. A command
 // registers them with the registry it serves (runners/obs.MustRegister);
 // the package never registers them itself.

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/haade/haade/io/icebergio/rows"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -19,12 +21,10 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*overwriteFn)(nil)).Elem())
 }
 
-const dayMicros = int64(24 * time.Hour / time.Microsecond)
-
 // OverwriteDays replaces, in one snapshot, the days of the sink's table
 // that rows touch: every row of those days is deleted and rows are
 // written instead, so running it again with the same input changes
-// nothing. rows is a PCollection of a row type (see SchemaOf); column names
+// nothing. rows is a PCollection of a row type (see rows.SchemaOf); column names
 // the row's day: an int32 date or an int64 timestamp column. The summary
 // records progress as the next source offsets, so a rerun reads only what
 // is new. It returns PCollection<Commit> with at most one element.
@@ -41,16 +41,10 @@ func OverwriteDays(s beam.Scope, sink *Sink, dayColumn string, progress Offsets,
 	if err != nil {
 		panic(err)
 	}
-	if rows.Type().Type() != rt.goType {
-		panic(fmt.Sprintf("icebergio.OverwriteDays %s: rows are %v, the table's are %v", sink.Table.Ident, rows.Type().Type(), rt.goType))
+	if rows.Type().Type() != rt.GoType() {
+		panic(fmt.Sprintf("icebergio.OverwriteDays %s: rows are %v, the table's are %v", sink.Table.Ident, rows.Type().Type(), rt.GoType()))
 	}
-	var col *column
-	for i := range rt.columns {
-		if rt.columns[i].name == dayColumn {
-			col = &rt.columns[i]
-		}
-	}
-	if col == nil || col.pointer || (col.kind != reflect.Int32 && col.kind != reflect.Int64) {
+	if _, _, ok := rt.DayColumn(dayColumn); !ok {
 		panic(fmt.Sprintf("icebergio.OverwriteDays %s: %q is not a required date or timestamp column", sink.Table.Ident, dayColumn))
 	}
 	grouped := beam.GroupByKey(s, beam.AddFixedKey(s, rows))
@@ -78,24 +72,19 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 	if !all.IsValid() || all.Len() == 0 {
 		return nil
 	}
-	rt, err := cachedRowType(all.Type().Elem())
+	rt, err := rows.TypeOf(all.Type().Elem())
 	if err != nil {
 		return err
 	}
-	var col column
-	for _, c := range rt.columns {
-		if c.name == f.Column {
-			col = c
-		}
-	}
+	idx, date, _ := rt.DayColumn(f.Column)
 	// The days the rows touch, and the filter that selects them.
 	days := map[int64]bool{}
 	for i := 0; i < all.Len(); i++ {
-		fv := all.Index(i).FieldByIndex(fieldIndex(rt.goType, col))
-		if col.kind == reflect.Int32 {
+		fv := all.Index(i).FieldByIndex(idx)
+		if date {
 			days[fv.Int()] = true
 		} else {
-			days[floorDiv(fv.Int(), dayMicros)] = true
+			days[rows.Day(fv.Int())] = true
 		}
 	}
 	var sorted []int64
@@ -106,11 +95,11 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 	var filter iceberg.BooleanExpression
 	for _, d := range sorted {
 		var e iceberg.BooleanExpression
-		if col.kind == reflect.Int32 {
+		if date {
 			e = iceberg.EqualTo(iceberg.Reference(f.Column), iceberg.Date(d))
 		} else {
-			e = iceberg.NewAnd(iceberg.GreaterThanEqual(iceberg.Reference(f.Column), iceberg.Timestamp(d*dayMicros)),
-				iceberg.LessThan(iceberg.Reference(f.Column), iceberg.Timestamp((d+1)*dayMicros)))
+			e = iceberg.NewAnd(iceberg.GreaterThanEqual(iceberg.Reference(f.Column), iceberg.Timestamp(d*rows.DayMicros)),
+				iceberg.LessThan(iceberg.Reference(f.Column), iceberg.Timestamp((d+1)*rows.DayMicros)))
 		}
 		if filter == nil {
 			filter = e
@@ -140,7 +129,7 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 		}
 		b := array.NewRecordBuilder(memory.DefaultAllocator, as)
 		defer b.Release()
-		newAppender(rt, b).appendSlice(all, 0, all.Len())
+		rows.NewAppender(rt, b).AppendSlice(all, 0, all.Len())
 		rec := b.NewRecordBatch()
 		defer rec.Release()
 		rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
@@ -170,21 +159,4 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 	commits.WithLabelValues(f.Ident, "committed").Inc()
 	emit(Commit{Table: f.Ident, SnapshotID: id, Rows: int64(all.Len()), Outcome: "committed", Offsets: progress.String()})
 	return nil
-}
-
-func fieldIndex(t reflect.Type, c column) []int {
-	for i := 0; i < t.NumField(); i++ {
-		if t.Field(i).Offset == c.offset {
-			return []int{i}
-		}
-	}
-	return nil
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/haade/haade/io/icebergio/rows"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -18,7 +20,7 @@ import (
 type Table struct {
 	// Ident is "namespace.table". Namespace levels never contain dots.
 	Ident string
-	// Row is a zero value of the row struct (see SchemaOf).
+	// Row is a zero value of the row struct (see rows.SchemaOf).
 	Row any
 	// Partition lists partition fields, e.g. {{"ingested_at", "day"}}.
 	// Default: unpartitioned.
@@ -58,7 +60,7 @@ func Identifier(ident string) (table.Identifier, error) {
 }
 
 // rowType returns the parsed row type of the table.
-func (t Table) rowType() (*rowType, error) {
+func (t Table) rowType() (*rows.Type, error) {
 	rt := reflect.TypeOf(t.Row)
 	if rt != nil && rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
@@ -66,7 +68,7 @@ func (t Table) rowType() (*rowType, error) {
 	if rt == nil {
 		return nil, fmt.Errorf("%w: table %s has no Row", ErrRowType, t.Ident)
 	}
-	return rowTypeOf(rt)
+	return rows.TypeOf(rt)
 }
 
 // EnsureTable creates the namespace and the table if they are missing, and
@@ -91,7 +93,7 @@ func EnsureTable(ctx context.Context, cat catalog.Catalog, t Table) (*table.Tabl
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
-		sc := rt.schema()
+		sc := rt.Schema()
 		spec, err := t.spec(sc)
 		if err != nil {
 			return nil, err
@@ -113,7 +115,7 @@ func EnsureTable(ctx context.Context, cat catalog.Catalog, t Table) (*table.Tabl
 	} else if err != nil {
 		return nil, fmt.Errorf("%w: load table %s: %v", ErrCatalog, t.Ident, err)
 	}
-	if err := rt.checkCompatible(tbl.Schema()); err != nil {
+	if err := rt.CheckCompatible(tbl.Schema()); err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Ident, err)
 	}
 	return tbl, nil

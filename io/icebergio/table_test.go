@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/testing/icebergtest"
 )
 
@@ -57,7 +58,7 @@ func TestEnsureTableCreates(t *testing.T) {
 	if props["owner"] != "haade" {
 		t.Errorf("property owner = %q, want haade", props["owner"])
 	}
-	want2, _ := icebergio.SchemaOf(partRow{})
+	want2, _ := rows.SchemaOf(partRow{})
 	type col struct {
 		Name, Type string
 		Required   bool

@@ -6,8 +6,9 @@ import (
 	"iter"
 	"log/slog"
 	"reflect"
-	"sync"
 	"time"
+
+	"github.com/haade/haade/io/icebergio/rows"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -61,7 +62,7 @@ type writeFn struct {
 	cat       catalog.Catalog
 	tbl       *table.Table
 	schema    *arrow.Schema
-	prom      []promotedCol
+	prom      []rows.PromotedCol
 	checked   time.Time
 	committed Offsets
 	bufs      map[mtime.Time]*windowBuf
@@ -73,7 +74,7 @@ type writeFn struct {
 type windowBuf struct {
 	end     mtime.Time
 	builder *array.RecordBuilder
-	app     *appender
+	app     *rows.Appender
 	rowType reflect.Type
 	rows    int64
 	ranges  []Range
@@ -110,7 +111,7 @@ func (f *writeFn) Setup(ctx context.Context) error {
 			closeCatalog(cat)
 			return permanent(err)
 		}
-		prom, err := promotedColumns(tbl)
+		prom, err := rows.PromotedColumns(tbl)
 		if err != nil {
 			closeCatalog(cat)
 			return permanent(err)
@@ -148,12 +149,12 @@ func (f *writeFn) refreshSchema(ctx context.Context) {
 		slog.Warn("schema check failed; writing with the known schema", "table", f.Ident, "err", err)
 		return
 	}
-	prom, err := promotedColumns(tbl)
+	prom, err := rows.PromotedColumns(tbl)
 	if err != nil {
 		slog.Warn("schema check failed; writing with the known schema", "table", f.Ident, "err", err)
 		return
 	}
-	if tbl.Schema().ID == f.tbl.Schema().ID && tbl.Metadata().DefaultPartitionSpec() == f.tbl.Metadata().DefaultPartitionSpec() && samePromoted(prom, f.prom) {
+	if tbl.Schema().ID == f.tbl.Schema().ID && tbl.Metadata().DefaultPartitionSpec() == f.tbl.Metadata().DefaultPartitionSpec() && rows.SamePromoted(prom, f.prom) {
 		return
 	}
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
@@ -166,26 +167,14 @@ func (f *writeFn) refreshSchema(ctx context.Context) {
 	f.tbl, f.schema, f.prom = tbl, sc, prom
 }
 
-func samePromoted(a, b []promotedCol) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].id != b[i].id || a[i].member != b[i].member || a[i].name != b[i].name || !a[i].typ.Equals(b[i].typ) {
-			return false
-		}
-	}
-	return true
-}
-
 func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.EventTime, elem beam.X, _ func(beam.EventTime, FileSet)) error {
 	b, ok := elem.(Batch)
 	if !ok {
 		return fmt.Errorf("icebergio.Write %s: element %T does not implement icebergio.Batch", f.Ident, elem)
 	}
 	r := b.Range()
-	rows := reflect.ValueOf(b.RowSlice())
-	n := rows.Len()
+	slice := reflect.ValueOf(b.RowSlice())
+	n := slice.Len()
 	lo := 0
 	if next, ok := f.committed.Next(r.Topic, r.Partition); ok {
 		if r.End <= next {
@@ -204,26 +193,26 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.Even
 	if n > lo {
 		if buf.builder == nil {
 			buf.builder = array.NewRecordBuilder(memory.DefaultAllocator, f.schema)
-			rt, err := cachedRowType(rows.Type().Elem())
+			rt, err := rows.TypeOf(slice.Type().Elem())
 			if err != nil {
 				return err
 			}
 			// The schema may have changed since Open checked it: never
 			// write a column the rows have as null.
-			if err := rt.checkCompatible(f.tbl.Schema()); err != nil {
+			if err := rt.CheckCompatible(f.tbl.Schema()); err != nil {
 				return fmt.Errorf("icebergio.Write %s: %w", f.Ident, err)
 			}
-			buf.app = newPromotingAppender(rt, buf.builder, f.prom)
+			buf.app = rows.NewPromotingAppender(rt, buf.builder, f.prom)
 			ident := f.Ident
-			buf.app.mismatch = func(col string) { promotionMismatches.WithLabelValues(ident, col).Inc() }
-			buf.rowType = rows.Type().Elem()
-		} else if buf.rowType != rows.Type().Elem() {
-			return fmt.Errorf("icebergio.Write %s: rows of %v and %v in one PCollection", f.Ident, buf.rowType, rows.Type().Elem())
+			buf.app.Mismatch = func(col string) { promotionMismatches.WithLabelValues(ident, col).Inc() }
+			buf.rowType = slice.Type().Elem()
+		} else if buf.rowType != slice.Type().Elem() {
+			return fmt.Errorf("icebergio.Write %s: rows of %v and %v in one PCollection", f.Ident, buf.rowType, slice.Type().Elem())
 		}
 		buf.rows += int64(n - lo)
 		app := buf.app
 		if err := f.queue.add(func() {
-			app.appendSlice(rows, lo, n)
+			app.AppendSlice(slice, lo, n)
 			f.appended(ctx, buf, n-lo)
 		}); err != nil {
 			return fmt.Errorf("icebergio.Write %s: %w", f.Ident, err)
@@ -327,18 +316,4 @@ func loadTable(ctx context.Context, cat catalog.Catalog, ident string) (*table.T
 		return nil, fmt.Errorf("%w: load table %s: %v", ErrCatalog, ident, err)
 	}
 	return tbl, nil
-}
-
-var rowTypes sync.Map // reflect.Type -> *rowType
-
-func cachedRowType(t reflect.Type) (*rowType, error) {
-	if v, ok := rowTypes.Load(t); ok {
-		return v.(*rowType), nil
-	}
-	rt, err := rowTypeOf(t)
-	if err != nil {
-		return nil, err
-	}
-	rowTypes.Store(t, rt)
-	return rt, nil
 }

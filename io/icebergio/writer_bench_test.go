@@ -13,6 +13,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/rows"
+	icerows "github.com/haade/haade/io/icebergio/rows"
 )
 
 // benchRow has the columns and tags of a bronze row (parse.Event), so that
@@ -66,16 +68,16 @@ func benchRows(n int) []benchRow {
 }
 
 // BenchmarkAppend measures rows -> Arrow through the appender that Write
-// uses (icebergio.RowBuilder), for one batch of rows per iteration.
+// uses (rows.RowBuilder), for one batch of rows per iteration.
 func BenchmarkAppend(b *testing.B) {
-	sc, err := icebergio.SchemaOf(benchRow{})
+	sc, err := rows.SchemaOf(benchRow{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, n := range []int{4096, 65536} {
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			rows := benchRows(n)
-			rb, err := icebergio.NewRowBuilder(nil, sc, benchRow{})
+			rb, err := icerows.NewRowBuilder(nil, sc, benchRow{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -120,7 +122,7 @@ func BenchmarkWriteRecords(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				rb, err := icebergio.NewRowBuilder(nil, tbl.Schema(), benchRow{})
+				rb, err := icerows.NewRowBuilder(nil, tbl.Schema(), benchRow{})
 				if err != nil {
 					b.Fatal(err)
 				}

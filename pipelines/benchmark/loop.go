@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -23,7 +24,7 @@ const loopPipeline = "benchmark-loop"
 // runLoop is the yardstick without Beam: goroutines consumers, each reading
 // its share of the partitions with franz-go, parsing with parse.ParseEvent
 // into the rows bronze writes (parse.Event, parse.DeadLetter), turning each
-// chunk of rows into Arrow with icebergio.RowBuilder (Write's appender) and
+// chunk of rows into Arrow with rows.RowBuilder (Write's appender) and
 // writing it as zstd Parquet with table.WriteRecords; then one commit per
 // table. Rows are the same as the pipeline's: Kafka coordinates, ingested_at
 // at millisecond precision, dead letters with their reason.
@@ -123,12 +124,12 @@ func consume(ctx context.Context, kc kafkaio.Config, parts []kafkaio.Partition, 
 		return nil, nil, err
 	}
 	defer cl.Close()
-	rbE, err := icebergio.NewRowBuilder(nil, tblE.Schema(), parse.Event{})
+	rbE, err := rows.NewRowBuilder(nil, tblE.Schema(), parse.Event{})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rbE.Release()
-	rbD, err := icebergio.NewRowBuilder(nil, tblD.Schema(), parse.DeadLetter{})
+	rbD, err := rows.NewRowBuilder(nil, tblD.Schema(), parse.DeadLetter{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,7 +208,7 @@ func consume(ctx context.Context, kc kafkaio.Config, parts []kafkaio.Partition, 
 }
 
 // writeBatch writes the builder's rows into data files of tbl, uncommitted.
-func writeBatch(ctx context.Context, tbl *table.Table, rb *icebergio.RowBuilder) ([]iceberg.DataFile, error) {
+func writeBatch(ctx context.Context, tbl *table.Table, rb *rows.RowBuilder) ([]iceberg.DataFile, error) {
 	rec := rb.NewRecordBatch()
 	seq := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }
 	var out []iceberg.DataFile

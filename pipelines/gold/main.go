@@ -10,12 +10,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/haade/haade/runners/obs"
 	"io"
 	"time"
 
+	"github.com/haade/haade/runners/obs"
+
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/gold"
 	"github.com/haade/haade/transforms/tables"
@@ -108,16 +110,16 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	src, _, err := icebergio.ResumeSource(ctx, cfg.Catalog, cfg.Source, true, daily, terms)
+	src, _, err := snapshots.ResumeSource(ctx, cfg.Catalog, cfg.Source, true, daily, terms)
 	if err != nil {
 		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
 	}
 	progress := icebergio.Offsets{}
 	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
 
-	snapshots := icebergio.ReadSnapshots(s, src)
-	touched := icebergio.TouchedDays(s, snapshots, tables.SilverEvent{}, "timestamp")
-	days := icebergio.ReadDayBatches(s, cfg.Catalog, cfg.Source, gold.DayRows{}, "timestamp", touched)
+	snaps := snapshots.ReadSnapshots(s, src)
+	touched := snapshots.TouchedDays(s, snaps, tables.SilverEvent{}, "timestamp")
+	days := snapshots.ReadDayBatches(s, cfg.Catalog, cfg.Source, gold.DayRows{}, "timestamp", touched)
 	icebergio.OverwriteDays(s, daily, "day", progress, gold.SourceDailyCounts(s, days))
 	icebergio.OverwriteDays(s, terms, "hour", progress, gold.TrendingTerms(s, days, cfg.TopTerms))
 	return nil

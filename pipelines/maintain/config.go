@@ -10,6 +10,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/haade/haade/io/icebergio"
+	icemaint "github.com/haade/haade/io/icebergio/maintain"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/lineage"
 )
@@ -22,7 +23,7 @@ type Config struct {
 	// Tables are the "namespace.table" names to maintain, in order.
 	Tables []string
 	// Options are the maintenance actions and their settings.
-	Options icebergio.MaintainOptions
+	Options icemaint.MaintainOptions
 	// Timeout bounds the whole run, retries after conflicts included.
 	Timeout time.Duration
 	// LogFormat is text or json.
@@ -42,7 +43,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	expire := fs.Duration("expire-older-than", 24*time.Hour, "expire snapshots older than this (the newest --retain-last and each pipeline's offsets snapshot stay)")
 	retain := fs.Int("retain-last", 10, "newest snapshots always kept")
 	orphans := fs.Duration("orphan-older-than", 72*time.Hour, "delete unreferenced files older than this; at least 1h")
-	actions := fs.String("actions", joinActions(icebergio.Actions), "comma-separated actions to run, always in this order")
+	actions := fs.String("actions", joinActions(icemaint.Actions), "comma-separated actions to run, always in this order")
 	timeout := fs.Duration("timeout", time.Hour, "give up after this long, retries included")
 	logFormat := fs.String("log-format", "text", "text or json")
 	lineageURL := lineage.Flag(fs)
@@ -53,8 +54,8 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 			Timeout:   *timeout,
 			LogFormat: *logFormat,
 			Lineage:   lineageURL(),
-			Options: icebergio.MaintainOptions{
-				Compact:         icebergio.CompactOptions{TargetFileSize: int64(target), MinInputFiles: *minFiles},
+			Options: icemaint.MaintainOptions{
+				Compact:         icemaint.CompactOptions{TargetFileSize: int64(target), MinInputFiles: *minFiles},
 				ExpireOlderThan: *expire, RetainLast: *retain, OrphanOlderThan: *orphans,
 			},
 		}
@@ -63,7 +64,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 				c.Tables = append(c.Tables, t)
 			}
 		}
-		as, err := icebergio.ParseActions(*actions)
+		as, err := icemaint.ParseActions(*actions)
 		if err != nil {
 			return c, fmt.Errorf("--actions=%q: %v", *actions, err)
 		}
@@ -104,8 +105,8 @@ func (c Config) validate() error {
 	if o.RetainLast < 1 {
 		return fmt.Errorf("--retain-last=%d: want at least 1", o.RetainLast)
 	}
-	if o.OrphanOlderThan < icebergio.MinOrphanAge {
-		return fmt.Errorf("--orphan-older-than=%v: want at least %v: a writer's files may wait that long for their commit", o.OrphanOlderThan, icebergio.MinOrphanAge)
+	if o.OrphanOlderThan < icemaint.MinOrphanAge {
+		return fmt.Errorf("--orphan-older-than=%v: want at least %v: a writer's files may wait that long for their commit", o.OrphanOlderThan, icemaint.MinOrphanAge)
 	}
 	if c.Timeout <= 0 {
 		return fmt.Errorf("--timeout=%v: want > 0", c.Timeout)
@@ -126,7 +127,7 @@ func (c Config) validate() error {
 	return nil
 }
 
-func joinActions(as []icebergio.Action) string {
+func joinActions(as []icemaint.Action) string {
 	s := make([]string, len(as))
 	for i, a := range as {
 		s[i] = string(a)

@@ -9,11 +9,12 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
+	icemaint "github.com/haade/haade/io/icebergio/maintain"
 )
 
 // maintain runs the actions on one table, logging one line per action,
 // and checks afterwards that every pipeline's offsets are unchanged.
-func maintain(ctx context.Context, cat catalog.Catalog, ident string, opts icebergio.MaintainOptions) error {
+func maintain(ctx context.Context, cat catalog.Catalog, ident string, opts icemaint.MaintainOptions) error {
 	id, err := icebergio.Identifier(ident)
 	if err != nil {
 		return err
@@ -26,7 +27,7 @@ func maintain(ctx context.Context, cat catalog.Catalog, ident string, opts icebe
 	if err != nil {
 		return err
 	}
-	if _, err := icebergio.Maintain(ctx, cat, ident, opts, func(a icebergio.Action, r any) { logAction(ident, a, r) }); err != nil {
+	if _, err := icemaint.Maintain(ctx, cat, ident, opts, func(a icemaint.Action, r any) { logAction(ident, a, r) }); err != nil {
 		return err
 	}
 	if tbl, err = cat.LoadTable(ctx, id); err != nil {
@@ -39,7 +40,7 @@ func maintain(ctx context.Context, cat catalog.Catalog, ident string, opts icebe
 	// A pipeline committing meanwhile moves its offsets forward, never back.
 	for p, o := range before {
 		if moved := behind(after[p], o); moved != "" {
-			return fmt.Errorf("%w: pipeline %s: %s", icebergio.ErrOffsetsChanged, p, moved)
+			return fmt.Errorf("%w: pipeline %s: %s", icemaint.ErrOffsetsChanged, p, moved)
 		}
 	}
 	slog.Info("offsets kept", "table", ident, "pipelines", describe(after))
@@ -68,16 +69,16 @@ func describe(all map[string]icebergio.Offsets) string {
 }
 
 // logAction writes the one line of an action.
-func logAction(ident string, a icebergio.Action, r any) {
+func logAction(ident string, a icemaint.Action, r any) {
 	switch r := r.(type) {
-	case icebergio.CompactReport:
+	case icemaint.CompactReport:
 		slog.Info(string(a), "table", ident, "groups", r.Groups, "files_removed", r.FilesRemoved,
 			"files_added", r.FilesAdded, "bytes_before", r.BytesBefore, "bytes_after", r.BytesAfter,
 			"data_files", r.DataFiles, "snapshot", r.Snapshot, "attempts", r.Attempts)
-	case icebergio.ManifestsReport:
+	case icemaint.ManifestsReport:
 		slog.Info(string(a), "table", ident, "rewritten", r.Rewritten, "added", r.Added,
 			"noop", r.NoOp, "snapshot", r.Snapshot, "attempts", r.Attempts)
-	case icebergio.ExpireReport:
+	case icemaint.ExpireReport:
 		var cps []string
 		for p, id := range r.Checkpoints {
 			cps = append(cps, fmt.Sprintf("%s=%d", p, id))
@@ -91,7 +92,7 @@ func logAction(ident string, a icebergio.Action, r any) {
 		slog.Info(string(a), "table", ident, "snapshots_before", r.Before, "snapshots_after", r.After,
 			"expired", r.Before-r.After, "retained_newest", r.Retained, "checkpoints", strings.Join(cps, ","),
 			"readers", strings.Join(rds, ","), "attempts", r.Attempts)
-	case icebergio.OrphanReport:
+	case icemaint.OrphanReport:
 		slog.Info(string(a), "table", ident, "orphans", r.Found, "deleted", r.Deleted, "bytes", r.Bytes)
 	}
 }

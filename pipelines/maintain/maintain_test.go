@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/haade/haade/io/icebergio"
+	icemaint "github.com/haade/haade/io/icebergio/maintain"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
@@ -210,7 +211,7 @@ func TestMaintainCommand(t *testing.T) {
 	}
 	want := map[string]int{}
 	for _, ident := range []string{events, dlq} {
-		for _, a := range icebergio.Actions {
+		for _, a := range icemaint.Actions {
 			want[ident+" "+string(a)] = 1
 		}
 	}

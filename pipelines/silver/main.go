@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/obs"
 	"github.com/haade/haade/transforms/silver"
@@ -120,17 +121,17 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	src, start, err := icebergio.ResumeSource(ctx, cfg.Catalog, cfg.Source, cfg.Bounded, events, rejects)
+	src, start, err := snapshots.ResumeSource(ctx, cfg.Catalog, cfg.Source, cfg.Bounded, events, rejects)
 	if err != nil {
 		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
 	}
 	src.Poll = cfg.Poll
 
-	if _, err := icebergio.FollowPromotions(ctx, cfg.Catalog, cfg.Source, cfg.Table); err != nil {
+	if _, err := snapshots.FollowPromotions(ctx, cfg.Catalog, cfg.Source, cfg.Table); err != nil {
 		return fmt.Errorf("--table=%s: %w", cfg.Table, err)
 	}
-	snapshots := icebergio.Follow(s, icebergio.ReadSnapshots(s, src), icebergio.FollowOptions{Catalog: cfg.Catalog, Source: cfg.Source, Target: cfg.Table})
-	clean, bad := silver.FromBronze(s, icebergio.SnapshotBatches(s, snapshots, tables.BronzeSnapshot{}))
+	snaps := snapshots.Follow(s, snapshots.ReadSnapshots(s, src), snapshots.FollowOptions{Catalog: cfg.Catalog, Source: cfg.Source, Target: cfg.Table})
+	clean, bad := silver.FromBronze(s, snapshots.SnapshotBatches(s, snaps, tables.BronzeSnapshot{}))
 	clean = dedup(s, clean, cfg.Catalog, cfg.Table, cfg.Horizon)
 	icebergio.Write(s, events, start, clean)
 	icebergio.Write(s, rejects, start, bad)

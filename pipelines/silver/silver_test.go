@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
@@ -207,7 +208,7 @@ func TestSilverStreaming(t *testing.T) {
 	waitRows(2)
 	l.bronze(ev("bloomberg", "Third", ts3), ev("reuters", "First", ts1)) // one new, one duplicate
 	waitRows(3)
-	icebergio.StopReads()
+	snapshots.StopReads()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/maintain"
 )
 
 // Tables are Iceberg tables of one catalog, as lineage datasets: namespace
@@ -40,10 +41,10 @@ func IcebergTables(cat icebergio.CatalogConfig, pipeline string, idents ...strin
 
 // MaintainedTables describes the tables idents of cat that table
 // maintenance (pipelines/maintain) rewrites: Committed reports the snapshots
-// that carry icebergio.SummaryMaintenance (compactions, manifest rewrites).
+// that carry maintain.SummaryMaintenance (compactions, manifest rewrites).
 func MaintainedTables(cat icebergio.CatalogConfig, idents ...string) *Tables {
 	t := IcebergTables(cat, "", idents...)
-	t.ours = func(p map[string]string) bool { return p[icebergio.SummaryMaintenance] != "" }
+	t.ours = func(p map[string]string) bool { return p[maintain.SummaryMaintenance] != "" }
 	return t
 }
 

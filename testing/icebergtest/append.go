@@ -9,17 +9,17 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/haade/haade/io/icebergio"
+	icerows "github.com/haade/haade/io/icebergio/rows"
 )
 
-// Append commits rows, a slice of a row struct (see icebergio.SchemaOf), to
+// Append commits rows, a slice of a row struct (see rows.SchemaOf), to
 // tbl in one append snapshot whose summary holds props and nothing of
 // HAADE's, as another engine's INSERT would. It returns the table after
 // the commit.
 func Append(t testing.TB, tbl *table.Table, rows any, props iceberg.Properties) *table.Table {
 	t.Helper()
 	ctx := context.Background()
-	b, err := icebergio.NewRowBuilder(nil, tbl.Schema(), reflect.Zero(reflect.TypeOf(rows).Elem()).Interface())
+	b, err := icerows.NewRowBuilder(nil, tbl.Schema(), reflect.Zero(reflect.TypeOf(rows).Elem()).Interface())
 	if err != nil {
 		t.Fatal(err)
 	}

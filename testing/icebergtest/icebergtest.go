@@ -56,7 +56,7 @@ func Load(t testing.TB, cat catalog.Catalog, ident string) *table.Table {
 
 // Rows reads every row of table ident at its current snapshot with
 // iceberg-go's scan, into values of T. Columns are matched to T's fields by
-// the name in their `iceberg` tag (see icebergio.SchemaOf); pointer fields
+// the name in their `iceberg` tag (see rows.SchemaOf); pointer fields
 // and []byte get nil for null. Rows come in scan order.
 func Rows[T any](t testing.TB, cat catalog.Catalog, ident string) []T {
 	t.Helper()

@@ -25,6 +25,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	icemaint "github.com/haade/haade/io/icebergio/maintain"
 	"github.com/haade/haade/runners/lineage"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
@@ -368,7 +369,7 @@ func TestMaintainLineage(t *testing.T) {
 	var want []int64
 	var replaced bool
 	for _, s := range icebergtest.Snapshots(t, cat, "lakehouse.bronze_events") {
-		if s.Summary[icebergio.SummaryMaintenance] != "" {
+		if s.Summary[icemaint.SummaryMaintenance] != "" {
 			want = append(want, s.ID)
 			replaced = replaced || s.Operation == "replace"
 		}

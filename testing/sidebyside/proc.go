@@ -35,6 +35,15 @@ func statOf(p procfs.Proc) (procStat, bool) {
 	}, true
 }
 
+// readStat reads /proc/PID/stat of one process.
+func readStat(pid int) (procStat, bool) {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return procStat{}, false
+	}
+	return statOf(p)
+}
+
 // descendants returns root and every process below it.
 func descendants(root int) map[int]procStat {
 	all := map[int]procStat{}

@@ -34,8 +34,8 @@ type (
 )
 
 // DayRows holds every silver row of one event day: the batch type that
-// icebergio.ReadDayBatches fills, one per day that new silver snapshots
-// touch (icebergio.TouchedDays).
+// snapshots.ReadDayBatches fills, one per day that new silver snapshots
+// touch (snapshots.TouchedDays).
 type DayRows struct {
 	Day  int64 // days since the epoch
 	Rows []silver.Event

@@ -15,7 +15,7 @@ func init() {
 }
 
 // FromBronze normalises PCollection<tables.BronzeSnapshot> (the rows of
-// each bronze snapshot, from icebergio.SnapshotBatches): it returns
+// each bronze snapshot, from snapshots.SnapshotBatches): it returns
 // PCollection<Batch> and PCollection<RejectBatch>, one of each per bronze
 // snapshot, each carrying the snapshot's range.
 // Rows keep bronze order: ingestion time, then Kafka partition and offset.

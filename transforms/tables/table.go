@@ -51,7 +51,7 @@ func byDay(column string) []PartitionField {
 }
 
 // BronzeSnapshot is the bronze rows that one append snapshot added, as
-// decoded by io/icebergio.SnapshotBatches: Range covers the snapshot
+// decoded by io/icebergio/snapshots.SnapshotBatches: Range covers the snapshot
 // sequence numbers since the previous snapshot read (topic
 // "iceberg:<table>", partition 0), so batches derived from it record where
 // a reader of bronze is.

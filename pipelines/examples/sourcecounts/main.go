@@ -16,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/tables"
 )
@@ -54,15 +55,15 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	src, _, err := icebergio.ResumeSource(ctx, cfg.Catalog, cfg.Source, true, out)
+	src, _, err := snapshots.ResumeSource(ctx, cfg.Catalog, cfg.Source, true, out)
 	if err != nil {
 		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
 	}
 	progress := icebergio.Offsets{}
 	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
 
-	days := icebergio.TouchedDays(s, icebergio.ReadSnapshots(s, src), tables.BronzeEvent{}, "ingested_at")
-	events := icebergio.ReadDays(s, cfg.Catalog, cfg.Source, tables.BronzeEvent{}, "ingested_at", days)
+	days := snapshots.TouchedDays(s, snapshots.ReadSnapshots(s, src), tables.BronzeEvent{}, "ingested_at")
+	events := snapshots.ReadDays(s, cfg.Catalog, cfg.Source, tables.BronzeEvent{}, "ingested_at", days)
 	icebergio.OverwriteDays(s, out, "hour", progress, counts(s, events))
 	return nil
 }

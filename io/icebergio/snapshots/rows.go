@@ -1,10 +1,13 @@
-package icebergio
+package snapshots
 
 import (
 	"context"
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/rows"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -25,7 +28,7 @@ func init() {
 // struct T (see SchemaOf): the form that Beam's own transforms, such as
 // stats.Count and top.Largest, take. Columns are matched by name.
 func Rows(s beam.Scope, snapshots beam.PCollection, row any) beam.PCollection {
-	s = s.Scope("icebergio.Rows")
+	s = s.Scope("snapshots.Rows")
 	t := structType(row)
 	return beam.ParDo(s, &rowsFn{Type: beam.EncodedType{T: t}}, snapshots, beam.TypeDefinition{Var: beam.XType, T: t})
 }
@@ -46,9 +49,9 @@ func (f *rowsFn) ProcessElement(sr SnapshotRows, emit func(beam.X)) error {
 // TouchedDays returns PCollection<int64>: the distinct days (days since the
 // epoch, UTC) of the timestamp column of the rows in PCollection<SnapshotRows>,
 // decoded as rows of row's type. A pipeline that recomputes whole days
-// (see OverwriteDays) reads those days again with ReadDays.
+// (see icebergio.OverwriteDays) reads those days again with ReadDays.
 func TouchedDays(s beam.Scope, snapshots beam.PCollection, row any, column string) beam.PCollection {
-	s = s.Scope("icebergio.TouchedDays")
+	s = s.Scope("snapshots.TouchedDays")
 	t := structType(row)
 	timestampField(t, column) // fails at construction, not on a worker
 	return filter.Distinct(s, beam.ParDo(s, &touchedDaysFn{Type: beam.EncodedType{T: t}, Column: column}, snapshots))
@@ -67,7 +70,7 @@ func (f *touchedDaysFn) ProcessElement(sr SnapshotRows, emit func(int64)) error 
 	idx := timestampField(f.Type.T, f.Column)
 	seen := map[int64]bool{}
 	for i, v := 0, out.Elem(); i < v.Len(); i++ {
-		if d := floorDiv(v.Index(i).FieldByIndex(idx).Int(), dayMicros); !seen[d] {
+		if d := rows.Day(v.Index(i).FieldByIndex(idx).Int()); !seen[d] {
 			seen[d] = true
 			emit(d)
 		}
@@ -79,8 +82,8 @@ func (f *touchedDaysFn) ProcessElement(sr SnapshotRows, emit func(int64)) error 
 // epoch), every row of table ident whose timestamp column falls in that UTC
 // day, and returns them as PCollection<T> where row is a zero value of T.
 // A table partitioned by day(column) reads one partition per day.
-func ReadDays(s beam.Scope, cat CatalogConfig, ident string, row any, column string, days beam.PCollection) beam.PCollection {
-	s = s.Scope("icebergio.ReadDays")
+func ReadDays(s beam.Scope, cat icebergio.CatalogConfig, ident string, row any, column string, days beam.PCollection) beam.PCollection {
+	s = s.Scope("snapshots.ReadDays")
 	t := structType(row)
 	timestampField(t, column)
 	return beam.ParDo(s, &dayRowsFn{Catalog: cat, Ident: ident, Column: column, Type: beam.EncodedType{T: t}},
@@ -88,7 +91,7 @@ func ReadDays(s beam.Scope, cat CatalogConfig, ident string, row any, column str
 }
 
 type dayRowsFn struct {
-	Catalog CatalogConfig
+	Catalog icebergio.CatalogConfig
 	Ident   string
 	Column  string
 	Type    beam.EncodedType
@@ -97,10 +100,10 @@ type dayRowsFn struct {
 func (f *dayRowsFn) ProcessElement(ctx context.Context, day int64, emit func(beam.X)) error {
 	out := reflect.New(reflect.SliceOf(f.Type.T))
 	flt := iceberg.NewAnd(
-		iceberg.GreaterThanEqual(iceberg.Reference(f.Column), iceberg.Timestamp(day*dayMicros)),
-		iceberg.LessThan(iceberg.Reference(f.Column), iceberg.Timestamp((day+1)*dayMicros)))
-	if err := ScanRows(ctx, f.Catalog, f.Ident, out.Interface(), table.WithRowFilter(flt)); err != nil {
-		return fmt.Errorf("icebergio.ReadDays: day %d of %s: %w", day, f.Ident, err)
+		iceberg.GreaterThanEqual(iceberg.Reference(f.Column), iceberg.Timestamp(day*rows.DayMicros)),
+		iceberg.LessThan(iceberg.Reference(f.Column), iceberg.Timestamp((day+1)*rows.DayMicros)))
+	if err := icebergio.ScanRows(ctx, f.Catalog, f.Ident, out.Interface(), table.WithRowFilter(flt)); err != nil {
+		return fmt.Errorf("snapshots.ReadDays: day %d of %s: %w", day, f.Ident, err)
 	}
 	for i, v := 0, out.Elem(); i < v.Len(); i++ {
 		emit(v.Index(i).Interface())
@@ -116,7 +119,7 @@ func structType(row any) reflect.Type {
 	if t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if _, err := cachedRowType(t); err != nil {
+	if _, err := rows.TypeOf(t); err != nil {
 		panic(fmt.Sprintf("icebergio: row %T: %v", row, err))
 	}
 	return t

@@ -1,7 +1,9 @@
-package icebergio
+package maintain
 
 import (
 	"context"
+
+	"github.com/haade/haade/io/icebergio"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -19,11 +21,11 @@ type ManifestsReport struct {
 // RewriteManifests merges the small data manifests of table ident's
 // current snapshot into target-sized ones (commit.manifest.target-size-bytes),
 // in a metadata-only "replace" snapshot. iceberg-go gives that snapshot no
-// summary properties of ours: CommittedOffsets finds the offsets in its
+// summary properties of ours: icebergio.CommittedOffsets finds the offsets in its
 // ancestors, which ExpireSnapshots keeps. A conflict reloads and redoes it.
-func RewriteManifests(ctx context.Context, cat catalog.Catalog, ident string, b Backoff) (ManifestsReport, error) {
+func RewriteManifests(ctx context.Context, cat catalog.Catalog, ident string, b icebergio.Backoff) (ManifestsReport, error) {
 	var rep ManifestsReport
-	err := retry(ctx, b, "rewrite manifests", ident, func() error {
+	err := icebergio.Retry(ctx, b, "rewrite manifests", ident, func() error {
 		rep.Attempts++
 		cur, err := loadExisting(ctx, cat, ident)
 		if err != nil {
@@ -42,9 +44,9 @@ func RewriteManifests(ctx context.Context, cat catalog.Catalog, ident string, b 
 			return nil
 		}
 		if err := checkOffsetsKept(cur, tx); err != nil {
-			return permanent(err)
+			return icebergio.Permanent(err)
 		}
-		nt, err := commitPinned(ctx, ident, tx)
+		nt, err := icebergio.CommitPinned(ctx, ident, tx)
 		if err != nil {
 			return err
 		}

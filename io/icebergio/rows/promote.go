@@ -1,4 +1,4 @@
-package icebergio
+package rows
 
 import (
 	"encoding/json"
@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // PromotedProperty is the table property that lists the promoted columns:
@@ -22,23 +21,16 @@ import (
 // transaction as the schema change.
 const PromotedProperty = "haade.promoted"
 
-// promotionMismatches counts the promoted members whose JSON value does
-// not fit their column: the member stays in the row's overflow column.
-var promotionMismatches = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "haade_promotion_mismatches_total",
-	Help: "Members of promoted columns whose JSON value did not fit the column's type; kept in the overflow column (extra).",
-}, []string{"table", "column"})
-
-// promotedCol is one promoted column of a table's current schema.
-type promotedCol struct {
-	id     int
-	name   string // the column's current name
-	member string
-	typ    iceberg.Type
+// PromotedCol is one promoted column of a table's current schema.
+type PromotedCol struct {
+	ID     int
+	Name   string // the column's current name
+	Member string
+	Type   iceberg.Type
 }
 
-// decodePromoted reads PromotedProperty. An empty value is no promotion.
-func decodePromoted(v string) (map[int]string, error) {
+// DecodePromoted reads PromotedProperty. An empty value is no promotion.
+func DecodePromoted(v string) (map[int]string, error) {
 	out := map[int]string{}
 	if v == "" {
 		return out, nil
@@ -57,7 +49,8 @@ func decodePromoted(v string) (map[int]string, error) {
 	return out, nil
 }
 
-func encodePromoted(m map[int]string) string {
+// EncodePromoted writes m as the value of PromotedProperty.
+func EncodePromoted(m map[int]string) string {
 	raw := make(map[string]string, len(m))
 	for id, member := range m {
 		raw[strconv.Itoa(id)] = member
@@ -66,17 +59,17 @@ func encodePromoted(m map[int]string) string {
 	return string(b)
 }
 
-// promotedColumns returns the promoted columns of tbl's current schema, in
+// PromotedColumns returns the promoted columns of tbl's current schema, in
 // schema order. Entries whose field no longer exists are ignored.
-func promotedColumns(tbl *table.Table) ([]promotedCol, error) {
-	m, err := decodePromoted(tbl.Properties()[PromotedProperty])
+func PromotedColumns(tbl *table.Table) ([]PromotedCol, error) {
+	m, err := DecodePromoted(tbl.Properties()[PromotedProperty])
 	if err != nil || len(m) == 0 {
 		return nil, err
 	}
-	var out []promotedCol
+	var out []PromotedCol
 	for _, f := range tbl.Schema().Fields() {
 		if member, ok := m[f.ID]; ok {
-			out = append(out, promotedCol{id: f.ID, name: f.Name, member: member, typ: f.Type})
+			out = append(out, PromotedCol{ID: f.ID, Name: f.Name, Member: member, Type: f.Type})
 		}
 	}
 	return out, nil
@@ -85,15 +78,29 @@ func promotedColumns(tbl *table.Table) ([]promotedCol, error) {
 // PromotedMembers returns, for table tbl, its promoted columns' current
 // names mapped to the members that fill them.
 func PromotedMembers(tbl *table.Table) (map[string]string, error) {
-	cols, err := promotedColumns(tbl)
+	cols, err := PromotedColumns(tbl)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]string, len(cols))
 	for _, c := range cols {
-		out[c.name] = c.member
+		out[c.Name] = c.Member
 	}
 	return out, nil
+}
+
+// SamePromoted reports whether a and b are the same promoted columns, in
+// the same order.
+func SamePromoted(a, b []PromotedCol) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || a[i].Member != b[i].Member || a[i].Name != b[i].Name || !a[i].Type.Equals(b[i].Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // cell is one value of a promoted column.
@@ -110,7 +117,7 @@ type cell struct {
 // writes it), into vals (one per column). A member whose value does not fit
 // its column stays in the rest, and its column's index is in bad. rest is
 // the object without the members taken, nil when none is left.
-func splitOverflow(obj string, cols []promotedCol, vals []cell, bad []int) (rest *string, badOut []int) {
+func splitOverflow(obj string, cols []PromotedCol, vals []cell, bad []int) (rest *string, badOut []int) {
 	for i := range vals {
 		vals[i] = cell{}
 	}
@@ -123,7 +130,7 @@ func splitOverflow(obj string, cols []promotedCol, vals []cell, bad []int) (rest
 	for mi, m := range members {
 		ci := -1
 		for j := range cols {
-			if cols[j].member == m.key {
+			if cols[j].Member == m.key {
 				ci = j
 				break
 			}
@@ -132,7 +139,7 @@ func splitOverflow(obj string, cols []promotedCol, vals []cell, bad []int) (rest
 			keep = append(keep, mi)
 			continue
 		}
-		v, fits := convert(cols[ci].typ, obj[m.vs:m.ve])
+		v, fits := convert(cols[ci].Type, obj[m.vs:m.ve])
 		if !fits {
 			keep = append(keep, mi)
 			bad = append(bad, ci)

@@ -1,9 +1,11 @@
-package icebergio
+package maintain
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/haade/haade/io/icebergio"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -29,7 +31,7 @@ func DeleteOrphans(ctx context.Context, cat catalog.Catalog, ident string, older
 	if olderThan < MinOrphanAge {
 		return OrphanReport{}, fmt.Errorf("%w: %v", ErrUnsafeOrphanAge, olderThan)
 	}
-	tbl, err := loadRetry(ctx, cat, ident, Backoff{})
+	tbl, err := loadRetry(ctx, cat, ident, icebergio.Backoff{})
 	if err != nil {
 		return OrphanReport{}, err
 	}

@@ -1,10 +1,12 @@
-package icebergio
+package maintain
 
 import (
 	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/haade/haade/io/icebergio"
 )
 
 // Maintenance running over and over while a pipeline commits windows as
@@ -28,10 +30,10 @@ func TestMaintainConcurrentWithCommits(t *testing.T) {
 	opts := MaintainOptions{
 		Compact:    CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2},
 		RetainLast: 2, ExpireOlderThan: time.Millisecond, OrphanOlderThan: time.Hour,
-		Backoff: Backoff{Initial: 5 * time.Millisecond, Max: 100 * time.Millisecond},
+		Backoff: icebergio.Backoff{Initial: 5 * time.Millisecond, Max: 100 * time.Millisecond},
 	}
 	runs, compactions, attempts := 0, 0, 0
-	prev := Offsets{}
+	prev := icebergio.Offsets{}
 	for finished := false; !finished; {
 		select {
 		case err := <-done:
@@ -51,7 +53,7 @@ func TestMaintainConcurrentWithCommits(t *testing.T) {
 		}
 		attempts += rep.Compact.Attempts + rep.Manifests.Attempts + rep.Expire.Attempts
 		// The offsets never go back.
-		cur, err := CommittedOffsets(e.table(), "bronze")
+		cur, err := icebergio.CommittedOffsets(e.table(), "bronze")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,4 +75,16 @@ func TestMaintainConcurrentWithCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.checkRows()
+}
+
+// ahead reports whether o holds a position that other does not reach.
+func ahead(o, other icebergio.Offsets) bool {
+	for t, ps := range o {
+		for p, v := range ps {
+			if w, ok := other.Next(t, p); !ok || v > w {
+				return true
+			}
+		}
+	}
+	return false
 }

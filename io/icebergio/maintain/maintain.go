@@ -1,14 +1,13 @@
-package icebergio
+package maintain
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	iofs "io/fs"
-	"log/slog"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/haade/haade/io/icebergio"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -63,10 +62,10 @@ type MaintainOptions struct {
 	// OrphanOlderThan is the age past which files that no snapshot
 	// references are deleted. Default 72h; below MinOrphanAge is an error.
 	OrphanOlderThan time.Duration
-	// Backoff bounds the waits between retries after a conflict with a
+	// icebergio.Backoff bounds the waits between retries after a conflict with a
 	// concurrent commit. Default 100ms to 30s; retries go on until the
 	// context ends.
-	Backoff Backoff
+	Backoff icebergio.Backoff
 }
 
 func (o MaintainOptions) withDefaults() MaintainOptions {
@@ -97,7 +96,7 @@ type MaintainReport struct {
 // Maintain runs the maintenance actions on table ident, in the order of
 // Actions: compaction, manifest rewrite, snapshot expiry, orphan cleanup.
 // It is safe while pipelines commit to the table: a conflict means reload
-// and retry, and no action changes the offsets that CommittedOffsets
+// and retry, and no action changes the offsets that icebergio.CommittedOffsets
 // returns for any pipeline. It stops at the first action that fails;
 // report holds the actions done so far. each, when not nil, is called
 // after each action with its report (for one log line per action).
@@ -180,47 +179,6 @@ func ParseActions(s string) ([]Action, error) {
 	return out, nil
 }
 
-// Pipelines lists the pipelines whose offsets the table holds: those named
-// by snapshots of the current snapshot's ancestry, and those with a
-// progress property.
-func Pipelines(tbl *table.Table) []string {
-	seen := map[string]bool{}
-	if cur := tbl.CurrentSnapshot(); cur != nil {
-		for _, s := range table.AncestorsOf(cur.SnapshotID, tbl.Metadata().SnapshotByID) {
-			if s.Summary == nil {
-				continue
-			}
-			if p := s.Summary.Properties[SummaryPipeline]; p != "" && s.Summary.Properties[SummaryOffsets] != "" {
-				seen[p] = true
-			}
-		}
-	}
-	for k := range tbl.Properties() {
-		if p, ok := strings.CutPrefix(k, ProgressProperty("")); ok && p != "" {
-			seen[p] = true
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for p := range seen {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// AllCommittedOffsets returns CommittedOffsets for every pipeline of the table.
-func AllCommittedOffsets(tbl *table.Table) (map[string]Offsets, error) {
-	out := map[string]Offsets{}
-	for _, p := range Pipelines(tbl) {
-		o, err := CommittedOffsets(tbl, p)
-		if err != nil {
-			return nil, err
-		}
-		out[p] = o
-	}
-	return out, nil
-}
-
 // checkOffsetsKept fails when the transaction's staged table would give any
 // pipeline other offsets than base does.
 func checkOffsetsKept(base *table.Table, tx *table.Transaction) error {
@@ -228,12 +186,12 @@ func checkOffsetsKept(base *table.Table, tx *table.Transaction) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range Pipelines(base) {
-		want, err := CommittedOffsets(base, p)
+	for _, p := range icebergio.Pipelines(base) {
+		want, err := icebergio.CommittedOffsets(base, p)
 		if err != nil {
 			return err
 		}
-		got, err := CommittedOffsets(staged.Table, p)
+		got, err := icebergio.CommittedOffsets(staged.Table, p)
 		if err != nil {
 			return err
 		}
@@ -252,7 +210,7 @@ func newestOffsetsSnapshot(tbl *table.Table) map[string]string {
 		return nil
 	}
 	for _, s := range table.AncestorsOf(cur.SnapshotID, tbl.Metadata().SnapshotByID) {
-		if s.Summary == nil || s.Summary.Properties[SummaryPipeline] == "" || s.Summary.Properties[SummaryOffsets] == "" {
+		if s.Summary == nil || s.Summary.Properties[icebergio.SummaryPipeline] == "" || s.Summary.Properties[icebergio.SummaryOffsets] == "" {
 			continue
 		}
 		out := map[string]string{}
@@ -264,47 +222,6 @@ func newestOffsetsSnapshot(tbl *table.Table) map[string]string {
 		return out
 	}
 	return nil
-}
-
-// isConflict reports whether a commit failed because the table changed
-// since it was loaded: the SQL catalog says "requirement failed: branch
-// main has changed", or wraps table.ErrCommitFailed when it lost the race.
-// The string stays: iceberg-go v0.7.0's requirement checks
-// (table/requirements.go) return plain errors that errors.Is cannot see.
-func isConflict(err error) bool {
-	return err != nil && (errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "has changed"))
-}
-
-// commitPinned commits tx, which must have been pinned to its base with
-// AssertRefSnapshotID, counting conflicts. An error after the catalog took
-// the commit (iceberg-go's post-commit file deletion, which fails on a file
-// already gone) is logged, not returned: the commit must not be redone.
-func commitPinned(ctx context.Context, ident string, tx *table.Transaction) (*table.Table, error) {
-	nt, err := tx.Commit(ctx)
-	if err != nil && nt != nil {
-		if !onlyNotExist(err) {
-			slog.Warn("committed, but some files were not deleted; orphan cleanup will", "table", ident, "err", err)
-		}
-		return nt, nil
-	}
-	if isConflict(err) {
-		commitConflicts.WithLabelValues(ident).Inc()
-	}
-	return nt, err
-}
-
-// onlyNotExist reports whether every error joined in err says a file does
-// not exist.
-func onlyNotExist(err error) bool {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			if e != nil && !onlyNotExist(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return errors.Is(err, iofs.ErrNotExist)
 }
 
 // snapshotCount returns the number of snapshots the table's metadata holds.

@@ -1,8 +1,10 @@
-package icebergio
+package snapshots
 
 import (
 	"context"
 	"fmt"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/rows"
 	"log/slog"
 	"reflect"
 
@@ -24,7 +26,7 @@ func init() {
 // rows are (transforms/tables, a transforms package), with a field
 // Rows []R of a row struct R (see SchemaOf) and any of
 //
-//	Range      Range  // the snapshot's range (SnapshotBatches)
+//	icebergio.Range      icebergio.Range  // the snapshot's range (SnapshotBatches)
 //	SnapshotID int64  // the snapshot's id (SnapshotBatches)
 //	Day        int64  // days since the epoch, UTC (ReadDayBatches)
 //
@@ -61,8 +63,8 @@ func batchShapeOf(batch any) batchShape {
 				panic(fmt.Sprintf("icebergio: batch %v: Rows is %v, want a slice of a row struct", t, f.Type))
 			}
 			sh.rows, sh.row = i, f.Type.Elem()
-		case "Range":
-			sh.rng = want(f, reflect.TypeOf(Range{}))
+		case "icebergio.Range":
+			sh.rng = want(f, reflect.TypeOf(icebergio.Range{}))
 		case "SnapshotID":
 			sh.snapshot = want(f, reflect.TypeOf(int64(0)))
 		case "Day":
@@ -72,7 +74,7 @@ func batchShapeOf(batch any) batchShape {
 	if sh.rows < 0 {
 		panic(fmt.Sprintf("icebergio: batch %v has no field Rows", t))
 	}
-	if _, err := cachedRowType(sh.row); err != nil {
+	if _, err := rows.TypeOf(sh.row); err != nil {
 		panic(fmt.Sprintf("icebergio: batch %v: %v", t, err))
 	}
 	return sh
@@ -81,7 +83,7 @@ func batchShapeOf(batch any) batchShape {
 // SnapshotBatches turns PCollection<SnapshotRows> (from ReadSnapshots)
 // into PCollection<B>, one batch per snapshot, where batch is a zero value
 // of the batch type B (see above): the rows decoded, with the snapshot's
-// Range and SnapshotID. Promoted columns that R lacks fold into its
+// icebergio.Range and SnapshotID. Promoted columns that R lacks fold into its
 // overflow, as in SnapshotRows.Decode. Use Rows instead for one element
 // per row.
 func SnapshotBatches(s beam.Scope, snapshots beam.PCollection, batch any) beam.PCollection {
@@ -121,7 +123,7 @@ func (f *snapshotBatchFn) ProcessElement(sr SnapshotRows, emit func(beam.X)) err
 // value of the batch type B (see above) with Day set. A table partitioned
 // by day(column) reads one partition per day. Use ReadDays instead for one
 // element per row.
-func ReadDayBatches(s beam.Scope, cat CatalogConfig, ident string, batch any, column string, days beam.PCollection) beam.PCollection {
+func ReadDayBatches(s beam.Scope, cat icebergio.CatalogConfig, ident string, batch any, column string, days beam.PCollection) beam.PCollection {
 	s = s.Scope("icebergio.ReadDayBatches")
 	sh := batchShapeOf(batch)
 	timestampField(sh.row, column) // fails at construction, not on a worker
@@ -130,7 +132,7 @@ func ReadDayBatches(s beam.Scope, cat CatalogConfig, ident string, batch any, co
 }
 
 type dayBatchFn struct {
-	Catalog CatalogConfig
+	Catalog icebergio.CatalogConfig
 	Ident   string
 	Column  string
 	Type    beam.EncodedType
@@ -145,9 +147,9 @@ func (f *dayBatchFn) ProcessElement(ctx context.Context, day int64, emit func(be
 	}
 	b := reflect.New(f.shape.t).Elem()
 	flt := iceberg.NewAnd(
-		iceberg.GreaterThanEqual(iceberg.Reference(f.Column), iceberg.Timestamp(day*dayMicros)),
-		iceberg.LessThan(iceberg.Reference(f.Column), iceberg.Timestamp((day+1)*dayMicros)))
-	if err := ScanRows(ctx, f.Catalog, f.Ident, b.Field(f.shape.rows).Addr().Interface(), table.WithRowFilter(flt)); err != nil {
+		iceberg.GreaterThanEqual(iceberg.Reference(f.Column), iceberg.Timestamp(day*rows.DayMicros)),
+		iceberg.LessThan(iceberg.Reference(f.Column), iceberg.Timestamp((day+1)*rows.DayMicros)))
+	if err := icebergio.ScanRows(ctx, f.Catalog, f.Ident, b.Field(f.shape.rows).Addr().Interface(), table.WithRowFilter(flt)); err != nil {
 		return fmt.Errorf("icebergio.ReadDayBatches: day %d of %s: %w", day, f.Ident, err)
 	}
 	if f.shape.day >= 0 {
@@ -159,7 +161,7 @@ func (f *dayBatchFn) ProcessElement(ctx context.Context, day int64, emit func(be
 
 // FollowOptions configure Follow.
 type FollowOptions struct {
-	Catalog CatalogConfig
+	Catalog icebergio.CatalogConfig
 	// Source is the table read; Target the table written from it.
 	Source, Target string
 }
@@ -175,7 +177,7 @@ func Follow(s beam.Scope, snapshots beam.PCollection, opts FollowOptions) beam.P
 }
 
 type followFn struct {
-	Catalog        CatalogConfig
+	Catalog        icebergio.CatalogConfig
 	Source, Target string
 
 	seen string // the Members last followed

@@ -1,4 +1,4 @@
-package icebergio
+package maintain
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/haade/haade/io/icebergio"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -47,7 +49,7 @@ type CompactReport struct {
 // same files again on top of it, with that table's haade keys; it gives up
 // only when the files it replaces are gone (another compaction won), and
 // then removes the files it wrote.
-func Compact(ctx context.Context, cat catalog.Catalog, ident string, opts CompactOptions, b Backoff) (CompactReport, error) {
+func Compact(ctx context.Context, cat catalog.Catalog, ident string, opts CompactOptions, b icebergio.Backoff) (CompactReport, error) {
 	var rep CompactReport
 	tbl, err := loadRetry(ctx, cat, ident, b)
 	if err != nil {
@@ -82,7 +84,7 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident string, opts Compac
 	// uncertain is set once a commit failed in a way that does not prove
 	// the catalog refused it: from then on the new files may be live.
 	uncertain := false
-	err = retry(ctx, b, "compact", ident, func() error {
+	err = icebergio.Retry(ctx, b, "compact", ident, func() error {
 		rep.Attempts++
 		cur, err := loadExisting(ctx, cat, ident)
 		if err != nil {
@@ -107,16 +109,16 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident string, opts Compac
 		}
 		if err := rw.Commit(ctx); err != nil {
 			if strings.Contains(err.Error(), "do not belong to the table") {
-				return permanent(fmt.Errorf("files to replace are gone (another compaction?): %w", err))
+				return icebergio.Permanent(fmt.Errorf("files to replace are gone (another compaction?): %w", err))
 			}
 			return err
 		}
 		if err := checkOffsetsKept(cur, tx); err != nil {
-			return permanent(err)
+			return icebergio.Permanent(err)
 		}
-		nt, err := commitPinned(ctx, ident, tx)
+		nt, err := icebergio.CommitPinned(ctx, ident, tx)
 		if err != nil {
-			if !isConflict(err) {
+			if !icebergio.IsConflict(err) {
 				uncertain = true
 			}
 			return err
@@ -126,7 +128,7 @@ func Compact(ctx context.Context, cat catalog.Catalog, ident string, opts Compac
 	})
 	if err != nil {
 		if !uncertain {
-			// Every commit was refused: the new files are ours to remove.
+			// icebergio.Every commit was refused: the new files are ours to remove.
 			removeNewFiles(tbl, results)
 		}
 		// Otherwise one may have landed: leave the files to orphan cleanup
@@ -182,9 +184,9 @@ func removeNewFiles(tbl *table.Table, results []table.CompactionGroupResult) {
 
 // loadRetry loads a table, retrying while the catalog is away. A table
 // that does not exist is an error at once.
-func loadRetry(ctx context.Context, cat catalog.Catalog, ident string, b Backoff) (*table.Table, error) {
+func loadRetry(ctx context.Context, cat catalog.Catalog, ident string, b icebergio.Backoff) (*table.Table, error) {
 	var tbl *table.Table
-	err := retry(ctx, b, "load table", ident, func() error {
+	err := icebergio.Retry(ctx, b, "load table", ident, func() error {
 		var err error
 		tbl, err = loadExisting(ctx, cat, ident)
 		return err
@@ -194,16 +196,16 @@ func loadRetry(ctx context.Context, cat catalog.Catalog, ident string, b Backoff
 
 // loadExisting loads a table; inside retry, a missing table is permanent.
 func loadExisting(ctx context.Context, cat catalog.Catalog, ident string) (*table.Table, error) {
-	id, err := Identifier(ident)
+	id, err := icebergio.Identifier(ident)
 	if err != nil {
-		return nil, permanent(err)
+		return nil, icebergio.Permanent(err)
 	}
 	tbl, err := cat.LoadTable(ctx, id)
 	if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
-		return nil, permanent(fmt.Errorf("%w: table %s does not exist", ErrCatalog, ident))
+		return nil, icebergio.Permanent(fmt.Errorf("%w: table %s does not exist", icebergio.ErrCatalog, ident))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: load table %s: %v", ErrCatalog, ident, err)
+		return nil, fmt.Errorf("%w: load table %s: %v", icebergio.ErrCatalog, ident, err)
 	}
 	return tbl, nil
 }

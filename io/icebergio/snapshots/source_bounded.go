@@ -1,7 +1,8 @@
-package icebergio
+package snapshots
 
 import (
 	"context"
+	"github.com/haade/haade/io/icebergio"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -17,7 +18,7 @@ func init() {
 // ProcessContinuation makes an unbounded PCollection whatever it does, and
 // a bounded read must feed OverwriteDays, which refuses unbounded input.
 type boundedSnapshotsFn struct {
-	Catalog     CatalogConfig
+	Catalog     icebergio.CatalogConfig
 	Ident       string
 	Start, End  int64
 	Constructed int64 // unix nanos, for StopReads

@@ -1,4 +1,4 @@
-package icebergio
+package maintain
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/haade/haade/io/icebergio"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -32,14 +34,14 @@ type ExpireReport struct {
 // ExpireSnapshots removes the snapshots of table ident that are older than
 // olderThan, always keeping the retainLast newest and, for each pipeline,
 // the newest snapshot that carries its offsets together with every
-// snapshot after it: CommittedOffsets walks back from the current snapshot
+// snapshot after it: icebergio.CommittedOffsets walks back from the current snapshot
 // and stops at the first one missing. It also keeps every snapshot that a
 // downstream pipeline reading this table by snapshot has not read yet (the
-// position another table of the catalog records for SourceTopic(ident)),
+// position another table of the catalog records for icebergio.SourceTopic(ident)),
 // since an expired append snapshot's rows never reach it. Data and
 // manifest files that only expired snapshots referenced are deleted after
 // the commit. A conflict reloads and redoes it.
-func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident string, olderThan time.Duration, retainLast int, b Backoff) (ExpireReport, error) {
+func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident string, olderThan time.Duration, retainLast int, b icebergio.Backoff) (ExpireReport, error) {
 	if retainLast < 1 {
 		retainLast = 1
 	}
@@ -50,7 +52,7 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident string, old
 		return rep, err
 	}
 	rep.Readers = readers
-	err = retry(ctx, b, "expire snapshots", ident, func() error {
+	err = icebergio.Retry(ctx, b, "expire snapshots", ident, func() error {
 		rep.Attempts++
 		cur, err := loadExisting(ctx, cat, ident)
 		if err != nil {
@@ -66,12 +68,12 @@ func ExpireSnapshots(ctx context.Context, cat catalog.Catalog, ident string, old
 			return err
 		}
 		if err := tx.ExpireSnapshots(table.WithOlderThan(olderThan), table.WithRetainLast(rep.Retained)); err != nil {
-			return permanent(err) // e.g. gc.enabled=false
+			return icebergio.Permanent(err) // e.g. gc.enabled=false
 		}
 		if err := checkOffsetsKept(cur, tx); err != nil {
-			return permanent(err)
+			return icebergio.Permanent(err)
 		}
-		nt, err := commitPinned(ctx, ident, tx)
+		nt, err := icebergio.CommitPinned(ctx, ident, tx)
 		if err != nil {
 			return err
 		}
@@ -102,8 +104,8 @@ func retention(tbl *table.Table, retainLast int, readers map[string]int64) (int,
 		if s.Summary == nil {
 			continue
 		}
-		p := s.Summary.Properties[SummaryPipeline]
-		if p == "" || s.Summary.Properties[SummaryOffsets] == "" {
+		p := s.Summary.Properties[icebergio.SummaryPipeline]
+		if p == "" || s.Summary.Properties[icebergio.SummaryOffsets] == "" {
 			continue
 		}
 		if _, ok := checkpoints[p]; ok {
@@ -116,14 +118,14 @@ func retention(tbl *table.Table, retainLast int, readers map[string]int64) (int,
 }
 
 // readersOf finds the pipelines that read table ident by snapshot: tables
-// of the catalog whose committed offsets hold SourceTopic(ident). It maps
+// of the catalog whose committed offsets hold icebergio.SourceTopic(ident). It maps
 // "table/pipeline" to the next sequence number each will read.
 func readersOf(ctx context.Context, cat catalog.Catalog, ident string) (map[string]int64, error) {
-	topic := SourceTopic(ident)
+	topic := icebergio.SourceTopic(ident)
 	out := map[string]int64{}
 	nss, err := cat.ListNamespaces(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: list namespaces: %v", ErrCatalog, err)
+		return nil, fmt.Errorf("%w: list namespaces: %v", icebergio.ErrCatalog, err)
 	}
 	seen := map[string]bool{}
 	for len(nss) > 0 {
@@ -143,7 +145,7 @@ func readersOf(ctx context.Context, cat catalog.Catalog, ident string) (map[stri
 		}
 		for id, err := range cat.ListTables(ctx, ns) {
 			if err != nil {
-				return nil, fmt.Errorf("%w: list tables of %s: %v", ErrCatalog, strings.Join(ns, "."), err)
+				return nil, fmt.Errorf("%w: list tables of %s: %v", icebergio.ErrCatalog, strings.Join(ns, "."), err)
 			}
 			name := strings.Join(id, ".")
 			if name == ident {
@@ -154,9 +156,9 @@ func readersOf(ctx context.Context, cat catalog.Catalog, ident string) (map[stri
 				continue // dropped meanwhile
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%w: load table %s: %v", ErrCatalog, name, err)
+				return nil, fmt.Errorf("%w: load table %s: %v", icebergio.ErrCatalog, name, err)
 			}
-			all, err := AllCommittedOffsets(tbl)
+			all, err := icebergio.AllCommittedOffsets(tbl)
 			if err != nil {
 				return nil, err
 			}

@@ -1,4 +1,4 @@
-package icebergio
+package rows
 
 import (
 	"testing"
@@ -8,13 +8,13 @@ import (
 )
 
 func TestSplitOverflow(t *testing.T) {
-	cols := []promotedCol{
-		{id: 10, name: "region", member: "region", typ: iceberg.PrimitiveTypes.String},
-		{id: 11, name: "n", member: "amount", typ: iceberg.PrimitiveTypes.Int64},
-		{id: 12, name: "ok", member: "ok", typ: iceberg.PrimitiveTypes.Bool},
-		{id: 13, name: "at", member: "at", typ: iceberg.PrimitiveTypes.TimestampTz},
-		{id: 14, name: "score", member: "score", typ: iceberg.PrimitiveTypes.Float64},
-		{id: 15, name: "small", member: "small", typ: iceberg.PrimitiveTypes.Int32},
+	cols := []PromotedCol{
+		{ID: 10, Name: "region", Member: "region", Type: iceberg.PrimitiveTypes.String},
+		{ID: 11, Name: "n", Member: "amount", Type: iceberg.PrimitiveTypes.Int64},
+		{ID: 12, Name: "ok", Member: "ok", Type: iceberg.PrimitiveTypes.Bool},
+		{ID: 13, Name: "at", Member: "at", Type: iceberg.PrimitiveTypes.TimestampTz},
+		{ID: 14, Name: "score", Member: "score", Type: iceberg.PrimitiveTypes.Float64},
+		{ID: 15, Name: "small", Member: "small", Type: iceberg.PrimitiveTypes.Int32},
 	}
 	str := func(s string) *string { return &s }
 	for _, c := range []struct {
@@ -70,7 +70,7 @@ func TestFoldIntoObject(t *testing.T) {
 
 func TestPromotedProperty(t *testing.T) {
 	m := map[int]string{10: "region", 12: "amount"}
-	got, err := decodePromoted(encodePromoted(m))
+	got, err := DecodePromoted(EncodePromoted(m))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestPromotedProperty(t *testing.T) {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 	for _, bad := range []string{`[1]`, `{"x":"region"}`, `{"10":""}`} {
-		if _, err := decodePromoted(bad); err == nil {
+		if _, err := DecodePromoted(bad); err == nil {
 			t.Errorf("decodePromoted(%s): no error", bad)
 		}
 	}
@@ -102,8 +102,8 @@ func TestOverflowTag(t *testing.T) {
 // BenchmarkSplitOverflow measures the per-row cost of promotion: one
 // promoted member out of an extra of three.
 func BenchmarkSplitOverflow(b *testing.B) {
-	cols := []promotedCol{{id: 10, name: "region", member: "region", typ: iceberg.PrimitiveTypes.String},
-		{id: 11, name: "amount", member: "amount", typ: iceberg.PrimitiveTypes.Int64}}
+	cols := []PromotedCol{{ID: 10, Name: "region", Member: "region", Type: iceberg.PrimitiveTypes.String},
+		{ID: 11, Name: "amount", Member: "amount", Type: iceberg.PrimitiveTypes.Int64}}
 	vals := make([]cell, len(cols))
 	var bad []int
 	obj := `{"n":12345,"region":"eu","amount":42,"tags":["a","b"]}`

@@ -1,4 +1,4 @@
-package icebergio
+package rows
 
 import (
 	"errors"
@@ -192,7 +192,7 @@ func TestCheckCompatible(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := rt.checkCompatible(iceberg.NewSchema(0, tc.fields...))
+			err := rt.CheckCompatible(iceberg.NewSchema(0, tc.fields...))
 			if tc.ok && err != nil {
 				t.Fatalf("checkCompatible = %v, want nil", err)
 			}
@@ -242,7 +242,7 @@ func TestAppender(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The table has one more optional column than the row type: it is null.
-	sc := iceberg.NewSchema(0, append(rt.schema().Fields(),
+	sc := iceberg.NewSchema(0, append(rt.Schema().Fields(),
 		iceberg.NestedField{ID: 100, Name: "extra", Type: iceberg.PrimitiveTypes.String})...)
 	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	if err != nil {
@@ -250,7 +250,7 @@ func TestAppender(t *testing.T) {
 	}
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, asc)
 	defer bld.Release()
-	newAppender(rt, bld).appendSlice(reflect.ValueOf(rows), 1, len(rows))
+	NewAppender(rt, bld).AppendSlice(reflect.ValueOf(rows), 1, len(rows))
 	rec := bld.NewRecordBatch()
 	defer rec.Release()
 

@@ -1,4 +1,4 @@
-package icebergio
+package rows
 
 import (
 	"fmt"
@@ -44,8 +44,9 @@ type column struct {
 	pointer  bool
 }
 
-// rowType describes a row struct: its columns and how to read them fast.
-type rowType struct {
+// Type describes a row struct: its columns and how to read them fast.
+// TypeOf returns it.
+type Type struct {
 	goType  reflect.Type
 	columns []column
 	// overflow is the index in columns of the "overflow" column, or -1.
@@ -53,11 +54,11 @@ type rowType struct {
 }
 
 // rowTypeOf parses the iceberg tags of a struct type.
-func rowTypeOf(t reflect.Type) (*rowType, error) {
+func rowTypeOf(t reflect.Type) (*Type, error) {
 	if t == nil || t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("%w: %v is not a struct", ErrRowType, t)
 	}
-	rt := &rowType{goType: t, overflow: -1}
+	rt := &Type{goType: t, overflow: -1}
 	seen := map[string]bool{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -144,10 +145,11 @@ func SchemaOf(row any) (*iceberg.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rt.schema(), nil
+	return rt.Schema(), nil
 }
 
-func (rt *rowType) schema() *iceberg.Schema {
+// Schema returns the Iceberg schema of the row type (see SchemaOf).
+func (rt *Type) Schema() *iceberg.Schema {
 	fields := make([]iceberg.NestedField, len(rt.columns))
 	for i, c := range rt.columns {
 		fields[i] = iceberg.NestedField{ID: i + 1, Name: c.name, Type: c.typ, Required: c.required}
@@ -155,11 +157,11 @@ func (rt *rowType) schema() *iceberg.Schema {
 	return iceberg.NewSchema(0, fields...)
 }
 
-// checkCompatible reports whether rows of this type can be written into a
+// CheckCompatible reports whether rows of this type can be written into a
 // table with schema sc: every column must exist with the same type, a
 // required table column must be required here, and any table column that
 // this type lacks must be optional (it is written as null).
-func (rt *rowType) checkCompatible(sc *iceberg.Schema) error {
+func (rt *Type) CheckCompatible(sc *iceberg.Schema) error {
 	byName := map[string]column{}
 	for _, c := range rt.columns {
 		byName[c.name] = c
@@ -182,33 +184,34 @@ func (rt *rowType) checkCompatible(sc *iceberg.Schema) error {
 	return nil
 }
 
-// appender appends rows of one type to a RecordBuilder of one Arrow schema.
-type appender struct {
-	rt    *rowType
+// Appender appends rows of one type to a RecordBuilder of one Arrow schema.
+type Appender struct {
+	rt    *Type
 	size  uintptr
 	cols  []int // arrow field index -> column index, or -1 for "always null"
 	build *array.RecordBuilder
 
 	// Promoted columns, filled from the row type's overflow column.
-	prom    []promotedCol
+	prom    []PromotedCol
 	promIdx []int // arrow field index of each of prom
 	vals    []cell
 	bad     []int
-	// mismatch is called with the name of a promoted column whose member
+	// Mismatch is called with the name of a promoted column whose member
 	// did not fit it (nil: not counted).
-	mismatch func(column string)
+	Mismatch func(column string)
 }
 
-func newAppender(rt *rowType, b *array.RecordBuilder) *appender {
-	return newPromotingAppender(rt, b, nil)
+// NewAppender returns an Appender of rows of rt into b.
+func NewAppender(rt *Type, b *array.RecordBuilder) *Appender {
+	return NewPromotingAppender(rt, b, nil)
 }
 
-// newPromotingAppender is newAppender for a table with promoted columns:
+// NewPromotingAppender is NewAppender for a table with promoted columns:
 // when the row type has an overflow column, the members of prom are moved
 // out of it into their columns.
-func newPromotingAppender(rt *rowType, b *array.RecordBuilder, prom []promotedCol) *appender {
+func NewPromotingAppender(rt *Type, b *array.RecordBuilder, prom []PromotedCol) *Appender {
 	sc := b.Schema()
-	a := &appender{rt: rt, size: rt.goType.Size(), build: b, cols: make([]int, sc.NumFields())}
+	a := &Appender{rt: rt, size: rt.goType.Size(), build: b, cols: make([]int, sc.NumFields())}
 	for i, f := range sc.Fields() {
 		a.cols[i] = -1
 		for j, c := range rt.columns {
@@ -222,7 +225,7 @@ func newPromotingAppender(rt *rowType, b *array.RecordBuilder, prom []promotedCo
 	}
 	for _, p := range prom {
 		for i, f := range sc.Fields() {
-			if f.Name == p.name && a.cols[i] < 0 {
+			if f.Name == p.Name && a.cols[i] < 0 {
 				a.prom = append(a.prom, p)
 				a.promIdx = append(a.promIdx, i)
 			}
@@ -232,10 +235,10 @@ func newPromotingAppender(rt *rowType, b *array.RecordBuilder, prom []promotedCo
 	return a
 }
 
-// appendSlice appends rows[lo:hi] of a slice of the row type. It reads the
+// AppendSlice appends rows[lo:hi] of a slice of the row type. It reads the
 // struct fields through their offsets: the type was checked once, when the
 // row type was parsed, so the per-cell cost is a load and an append.
-func (a *appender) appendSlice(rows reflect.Value, lo, hi int) {
+func (a *Appender) AppendSlice(rows reflect.Value, lo, hi int) {
 	if hi <= lo {
 		return
 	}
@@ -275,7 +278,7 @@ func (a *appender) appendSlice(rows reflect.Value, lo, hi int) {
 
 // promote appends the promoted columns of n rows from base, and returns
 // each row's overflow without the members it moved.
-func (a *appender) promote(base unsafe.Pointer, n int) []*string {
+func (a *Appender) promote(base unsafe.Pointer, n int) []*string {
 	over := a.rt.columns[a.rt.overflow]
 	rests := make([]*string, n)
 	for _, i := range a.promIdx {
@@ -294,9 +297,9 @@ func (a *appender) promote(base unsafe.Pointer, n int) []*string {
 		for k, i := range a.promIdx {
 			appendCellTo(a.build.Field(i), a.vals[k])
 		}
-		if a.mismatch != nil {
+		if a.Mismatch != nil {
 			for _, k := range a.bad {
-				a.mismatch(a.prom[k].name)
+				a.Mismatch(a.prom[k].Name)
 			}
 		}
 	}

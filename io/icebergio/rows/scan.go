@@ -1,4 +1,4 @@
-package icebergio
+package rows
 
 import (
 	"context"
@@ -11,25 +11,17 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
-// ScanRows reads every row of a table's current snapshot into *rows, a
-// pointer to a slice of a row struct (see SchemaOf). Columns are matched by
-// name; table columns the struct lacks are skipped. It reads the whole
-// table into memory: it is for tests, tools and small tables.
-func ScanRows(ctx context.Context, cfg CatalogConfig, ident string, rows any, opts ...table.ScanOption) error {
+// ScanTable reads every row of tbl's current snapshot (or of the scan opts
+// select) into *rows, a pointer to a slice of a row struct (see SchemaOf).
+// Columns are matched by name; table columns the struct lacks are skipped,
+// or folded into its overflow column when it has one. It reads the whole
+// scan into memory: it is for tests, tools and small tables.
+func ScanTable(ctx context.Context, tbl *table.Table, rows any, opts ...table.ScanOption) error {
 	pv := reflect.ValueOf(rows)
 	if pv.Kind() != reflect.Pointer || pv.Elem().Kind() != reflect.Slice {
 		return fmt.Errorf("%w: ScanRows wants a pointer to a slice, got %T", ErrRowType, rows)
 	}
-	rt, err := cachedRowType(pv.Elem().Type().Elem())
-	if err != nil {
-		return err
-	}
-	cat, err := cfg.Open(ctx)
-	if err != nil {
-		return err
-	}
-	defer closeCatalog(cat)
-	tbl, err := loadTable(ctx, cat, ident)
+	rt, err := TypeOf(pv.Elem().Type().Elem())
 	if err != nil {
 		return err
 	}
@@ -55,7 +47,7 @@ func ScanRows(ctx context.Context, cfg CatalogConfig, ident string, rows any, op
 	return nil
 }
 
-func appendRecord(out reflect.Value, rt *rowType, rec arrow.RecordBatch) error {
+func appendRecord(out reflect.Value, rt *Type, rec arrow.RecordBatch) error {
 	return appendRecordFold(out, rt, rec, nil)
 }
 
@@ -64,7 +56,7 @@ func appendRecord(out reflect.Value, rt *rowType, rec arrow.RecordBatch) error {
 // members named by members (column name -> member; a column not in it
 // keeps its own name): a promoted column read into a row type that
 // predates it is not lost.
-func appendRecordFold(out reflect.Value, rt *rowType, rec arrow.RecordBatch, members map[string]string) error {
+func appendRecordFold(out reflect.Value, rt *Type, rec arrow.RecordBatch, members map[string]string) error {
 	n := int(rec.NumRows())
 	base := out.Len()
 	out.Set(reflect.AppendSlice(out, reflect.MakeSlice(out.Type(), n, n)))
@@ -96,7 +88,7 @@ func appendRecordFold(out reflect.Value, rt *rowType, rec arrow.RecordBatch, mem
 
 // foldColumns folds the columns of rec that rt lacks into the overflow
 // column of rows base..base+n of out.
-func foldColumns(out reflect.Value, base, n int, rt *rowType, rec arrow.RecordBatch, members map[string]string) {
+func foldColumns(out reflect.Value, base, n int, rt *Type, rec arrow.RecordBatch, members map[string]string) {
 	type extraCol struct {
 		member string
 		col    arrow.Array

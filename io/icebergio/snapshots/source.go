@@ -1,10 +1,9 @@
-package icebergio
+package snapshots
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"math"
 	"reflect"
@@ -12,9 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/rows"
+
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
@@ -30,18 +30,13 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*SnapshotRows)(nil)).Elem())
 }
 
-// SourceTopic is the "topic" under which a pipeline that reads table ident
-// records its progress: the offsets of an Iceberg source are snapshot
-// sequence numbers, in the same summary key as Kafka offsets.
-func SourceTopic(ident string) string { return "iceberg:" + ident }
-
 // SnapshotRows is the element that ReadSnapshots emits: the rows that one
 // append snapshot of the source table added, as an Arrow IPC stream. Its
-// Range covers the sequence numbers from the previous append snapshot read
+// icebergio.Range covers the sequence numbers from the previous append snapshot read
 // (exclusive) to this one (inclusive), so the ranges tile and a downstream
 // icebergio.Write records "every snapshot up to here is processed".
 type SnapshotRows struct {
-	Range      Range
+	Range      icebergio.Range
 	SnapshotID int64
 	Rows       int64
 	IPC        []byte
@@ -54,46 +49,17 @@ type SnapshotRows struct {
 }
 
 // Decode appends the rows to *out, a pointer to a slice of a row struct
-// (see SchemaOf); columns are matched by name.
-func (r SnapshotRows) Decode(out any) error {
-	pv := reflect.ValueOf(out)
-	if pv.Kind() != reflect.Pointer || pv.Elem().Kind() != reflect.Slice {
-		return fmt.Errorf("%w: Decode wants a pointer to a slice, got %T", ErrRowType, out)
-	}
-	if len(r.IPC) == 0 {
-		return nil
-	}
-	rt, err := cachedRowType(pv.Elem().Type().Elem())
-	if err != nil {
-		return err
-	}
-	var members map[string]string
-	if r.Members != "" {
-		if err := json.Unmarshal([]byte(r.Members), &members); err != nil {
-			return fmt.Errorf("%w: SnapshotRows.Members: %v", ErrRowType, err)
-		}
-	}
-	rd, err := ipc.NewReader(bytes.NewReader(r.IPC))
-	if err != nil {
-		return err
-	}
-	defer rd.Release()
-	for rd.Next() {
-		if err := appendRecordFold(pv.Elem(), rt, rd.RecordBatch(), members); err != nil {
-			return err
-		}
-	}
-	return rd.Err()
-}
+// (see rows.SchemaOf); columns are matched by name (see rows.Decode).
+func (r SnapshotRows) Decode(out any) error { return rows.Decode(r.IPC, r.Members, out) }
 
 // Source says which table ReadSnapshots reads and from where.
 type Source struct {
-	Catalog CatalogConfig
+	Catalog icebergio.CatalogConfig
 	Ident   string
 	// After is the sequence number after which to read: the next offset
 	// recorded by the downstream table, minus one. 0 reads every snapshot.
 	After int64
-	// Bounded reads up to the snapshot with sequence number Until, then
+	// icebergio.Bounded reads up to the snapshot with sequence number Until, then
 	// stops; use CurrentSequence for "what the table holds now". Otherwise
 	// the read polls for new snapshots.
 	Bounded bool
@@ -104,13 +70,13 @@ type Source struct {
 
 // CurrentSequence returns the sequence number of the table's current
 // snapshot (0 for an empty table).
-func CurrentSequence(ctx context.Context, cat CatalogConfig, ident string) (int64, error) {
+func CurrentSequence(ctx context.Context, cat icebergio.CatalogConfig, ident string) (int64, error) {
 	c, err := cat.Open(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer closeCatalog(c)
-	tbl, err := loadTable(ctx, c, ident)
+	defer icebergio.CloseCatalog(c)
+	tbl, err := icebergio.LoadTable(ctx, c, ident)
 	if err != nil {
 		return 0, err
 	}
@@ -126,9 +92,9 @@ func CurrentSequence(ctx context.Context, cat CatalogConfig, ident string) (int6
 // a bounded PCollection; an unbounded one polls. Snapshots that are not appends
 // (compaction, overwrite, delete) add no new rows and are stepped over.
 // It resumes exactly-once when src.After comes from the downstream table's
-// own offsets (CommittedOffsets(...)[SourceTopic(ident)][0] - 1).
+// own offsets (icebergio.CommittedOffsets(...)[icebergio.SourceTopic(ident)][0] - 1).
 func ReadSnapshots(s beam.Scope, src Source) beam.PCollection {
-	s = s.Scope("icebergio.ReadSnapshots")
+	s = s.Scope("snapshots.ReadSnapshots")
 	end := int64(math.MaxInt64)
 	if src.Bounded {
 		end = max(src.Until, src.After) + 1
@@ -157,7 +123,7 @@ var stopBefore atomic.Int64
 func StopReads() { stopBefore.Store(time.Now().UnixNano()) }
 
 type snapshotsFn struct {
-	Catalog     CatalogConfig
+	Catalog     icebergio.CatalogConfig
 	Ident       string
 	Start, End  int64
 	Poll        time.Duration
@@ -220,13 +186,13 @@ func (f *snapshotsFn) ProcessElement(ctx context.Context, we *sourceWatermark, r
 // emitted (start when none), or -1 when claim refused one.
 func (f *snapshotsFn) read(ctx context.Context, start, end int64, claim func(any) bool, emit func(beam.EventTime, SnapshotRows)) (int64, error) {
 	var tbl *table.Table
-	err := retry(ctx, defaultBackoff, "load source table", f.Ident, func() error {
+	err := icebergio.Retry(ctx, icebergio.Backoff{}, "load source table", f.Ident, func() error {
 		cat, err := f.Catalog.Open(ctx)
 		if err != nil {
 			return err
 		}
-		defer closeCatalog(cat)
-		tbl, err = loadTable(ctx, cat, f.Ident)
+		defer icebergio.CloseCatalog(cat)
+		tbl, err = icebergio.LoadTable(ctx, cat, f.Ident)
 		return err
 	})
 	if err != nil {
@@ -237,14 +203,14 @@ func (f *snapshotsFn) read(ctx context.Context, start, end int64, claim func(any
 		if !claim(snap.SequenceNumber) {
 			return -1, nil
 		}
-		out := SnapshotRows{Range: Range{Topic: SourceTopic(f.Ident), Start: next, End: snap.SequenceNumber + 1}, SnapshotID: snap.SnapshotID}
-		if m, err := PromotedMembers(tbl); err != nil {
+		out := SnapshotRows{Range: icebergio.Range{Topic: icebergio.SourceTopic(f.Ident), Start: next, End: snap.SequenceNumber + 1}, SnapshotID: snap.SnapshotID}
+		if m, err := rows.PromotedMembers(tbl); err != nil {
 			return 0, err
 		} else if len(m) > 0 {
 			b, _ := json.Marshal(m)
 			out.Members = string(b)
 		}
-		if err := retry(ctx, defaultBackoff, "read snapshot", f.Ident, func() error {
+		if err := icebergio.Retry(ctx, icebergio.Backoff{}, "read snapshot", f.Ident, func() error {
 			var err error
 			out.IPC, out.Rows, err = addedRows(ctx, tbl, snap)
 			return err
@@ -341,15 +307,15 @@ func (t *splitAtPosition) IsBounded() bool {
 // given sinks: it starts after the smallest source position the sinks hold
 // (docs/DESIGN.md decision 3, with snapshot sequence numbers for offsets), and
 // when bounded ends at the table's current snapshot. It returns the Source
-// and the start offsets to pass to Write.
-func ResumeSource(ctx context.Context, cat CatalogConfig, ident string, bounded bool, sinks ...*Sink) (Source, Offsets, error) {
-	topic := SourceTopic(ident)
-	var sets []Offsets
+// and the start offsets to pass to icebergio.Write.
+func ResumeSource(ctx context.Context, cat icebergio.CatalogConfig, ident string, bounded bool, sinks ...*icebergio.Sink) (Source, icebergio.Offsets, error) {
+	topic := icebergio.SourceTopic(ident)
+	var sets []icebergio.Offsets
 	for _, k := range sinks {
 		sets = append(sets, k.Committed)
 	}
 	after := int64(0)
-	if next, ok := Min(sets...).Next(topic, 0); ok {
+	if next, ok := icebergio.Min(sets...).Next(topic, 0); ok {
 		after = next - 1
 	}
 	src := Source{Catalog: cat, Ident: ident, After: after}
@@ -360,38 +326,7 @@ func ResumeSource(ctx context.Context, cat CatalogConfig, ident string, bounded 
 		}
 		src.Bounded, src.Until = true, max(cur, after)
 	}
-	start := Offsets{}
+	start := icebergio.Offsets{}
 	start.Set(topic, 0, after+1)
 	return src, start, nil
-}
-
-// EncodeRows encodes a slice of a row type as the Arrow IPC stream of a
-// SnapshotRows, as ReadSnapshots would emit it. It is for tests and tools.
-func EncodeRows(rows any) ([]byte, error) {
-	v := reflect.ValueOf(rows)
-	if v.Kind() != reflect.Slice {
-		return nil, fmt.Errorf("%w: EncodeRows wants a slice, got %T", ErrRowType, rows)
-	}
-	rt, err := cachedRowType(v.Type().Elem())
-	if err != nil {
-		return nil, err
-	}
-	as, err := table.SchemaToArrowSchema(rt.schema(), nil, true, false)
-	if err != nil {
-		return nil, err
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, as)
-	defer b.Release()
-	newAppender(rt, b).appendSlice(v, 0, v.Len())
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(as))
-	if err := w.Write(rec); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -1,7 +1,8 @@
-package icebergio
+package maintain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,11 +13,12 @@ import (
 	"testing"
 	"time"
 
+	icerows "github.com/haade/haade/io/icebergio/rows"
+
+	"github.com/haade/haade/io/icebergio"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -36,30 +38,30 @@ type mRow struct {
 }
 
 type mBatch struct {
-	r    Range
+	r    icebergio.Range
 	rows []mRow
 }
 
-func (b mBatch) Range() Range          { return b.r }
-func (b mBatch) RowSlice() any         { return b.rows }
-func (b mBatch) RowOffset(i int) int64 { return b.rows[i].Offset }
+func (b mBatch) Range() icebergio.Range { return b.r }
+func (b mBatch) RowSlice() any          { return b.rows }
+func (b mBatch) RowOffset(i int) int64  { return b.rows[i].Offset }
 
 const mTopic = "events"
 
 var mBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // mEnv is a temporary catalog with table ns.t, partitioned by partition,
-// and the writer and committer of one pipeline, as Write runs them.
+// and the writer and committer of one pipeline, as icebergio.Write runs them.
 type mEnv struct {
 	t     *testing.T
-	cfg   CatalogConfig
+	cfg   icebergio.CatalogConfig
 	cat   catalog.Catalog
 	ident string
 	dir   string
 
 	mu      sync.Mutex
-	running map[string]Offsets // pipeline -> offsets its committer holds
-	rows    []mRow             // every row committed
+	running map[string]icebergio.Offsets // pipeline -> offsets its committer holds
+	rows    []mRow                       // every row committed
 }
 
 func newMEnv(t *testing.T) *mEnv {
@@ -67,16 +69,16 @@ func newMEnv(t *testing.T) *mEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	e := &mEnv{t: t, dir: dir, ident: "ns.t", running: map[string]Offsets{},
-		cfg: CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}}
+	e := &mEnv{t: t, dir: dir, ident: "ns.t", running: map[string]icebergio.Offsets{},
+		cfg: icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}}
 	cat, err := e.cfg.Open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { closeCatalog(cat) })
+	t.Cleanup(func() { icebergio.CloseCatalog(cat) })
 	e.cat = cat
-	tbl := Table{Ident: e.ident, Row: mRow{}, Partition: []PartitionField{{Column: "partition", Transform: "identity"}}}
-	if _, err := EnsureTable(ctx, cat, tbl); err != nil {
+	tbl := icebergio.Table{Ident: e.ident, Row: mRow{}, Partition: []icebergio.PartitionField{{Column: "partition", Transform: "identity"}}}
+	if _, err := icebergio.EnsureTable(ctx, cat, tbl); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -104,40 +106,20 @@ func rowsOf(topic string, p int32, start, end int64) []mRow {
 
 // write runs the real writer over n rows of each partition, as one bundle
 // of window w (1-based, 1s windows), and returns what the committer gets.
-func (e *mEnv) write(ctx context.Context, pipeline, topic string, w int, n int64, parts ...int32) (WindowFiles, []mRow, error) {
-	f := &writeFn{Catalog: e.cfg, Ident: e.ident, Pipeline: pipeline}
-	if err := f.Setup(ctx); err != nil {
-		return WindowFiles{}, nil, err
-	}
-	defer f.Teardown()
+func (e *mEnv) write(ctx context.Context, pipeline, topic string, w int, n int64, parts ...int32) (icebergio.WindowFiles, []mRow, error) {
 	end := mBase.Add(time.Duration(w) * time.Second)
-	win := window.IntervalWindow{Start: mtime.FromTime(end.Add(-time.Second)), End: mtime.FromTime(end)}
-	var sets []FileSet
-	emit := func(_ beam.EventTime, fs FileSet) { sets = append(sets, fs) }
-	f.StartBundle(ctx, emit)
 	var rows []mRow
+	var batches []icebergio.Batch
 	for _, p := range parts {
 		start := int64(w-1) * n
-		b := mBatch{r: Range{Topic: topic, Partition: p, Start: start, End: start + n}, rows: rowsOf(topic, p, start, start+n)}
+		b := mBatch{r: icebergio.Range{Topic: topic, Partition: p, Start: start, End: start + n}, rows: rowsOf(topic, p, start, start+n)}
 		rows = append(rows, b.rows...)
-		if err := f.ProcessElement(ctx, win, win.Start, b, emit); err != nil {
-			return WindowFiles{}, nil, err
-		}
+		batches = append(batches, b)
 	}
-	if err := f.FinishBundle(ctx, emit); err != nil {
-		return WindowFiles{}, nil, err
+	out, _, err := icebergio.WriteWindow(ctx, e.cfg, e.ident, pipeline, end, time.Second, batches...)
+	if err != nil {
+		return icebergio.WindowFiles{}, nil, err
 	}
-	i := 0
-	next := func(fs *FileSet) bool {
-		if i == len(sets) {
-			return false
-		}
-		*fs = sets[i]
-		i++
-		return true
-	}
-	var out WindowFiles
-	mergeFn{}.ProcessElement(win, e.ident, next, func(_ string, wf WindowFiles) { out = wf })
 	return out, rows, nil
 }
 
@@ -148,12 +130,11 @@ func (e *mEnv) commitWindow(ctx context.Context, pipeline, topic string, w int, 
 	if err != nil {
 		return err
 	}
-	c := &committer{cat: e.cat, ident: e.ident, pipeline: pipeline, start: Offsets{},
-		backoff: Backoff{Initial: time.Millisecond, Max: 20 * time.Millisecond}}
 	e.mu.Lock()
 	running := e.running[pipeline]
 	e.mu.Unlock()
-	rest, running, done, err := c.process(ctx, []WindowFiles{wf}, running)
+	rest, running, done, err := icebergio.CommitWindows(ctx, e.cat, e.ident, pipeline,
+		icebergio.Backoff{Initial: time.Millisecond, Max: 20 * time.Millisecond}, []icebergio.WindowFiles{wf}, running)
 	if err != nil {
 		return err
 	}
@@ -178,7 +159,7 @@ func (e *mEnv) mustCommit(pipeline, topic string, w int, n int64, parts ...int32
 
 func (e *mEnv) table() *table.Table {
 	e.t.Helper()
-	tbl, err := loadTable(context.Background(), e.cat, e.ident)
+	tbl, err := icebergio.LoadTable(context.Background(), e.cat, e.ident)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -190,7 +171,7 @@ func (e *mEnv) table() *table.Table {
 func (e *mEnv) checkRows() {
 	e.t.Helper()
 	var got []mRow
-	if err := ScanRows(context.Background(), e.cfg, e.ident, &got); err != nil {
+	if err := icebergio.ScanRows(context.Background(), e.cfg, e.ident, &got); err != nil {
 		e.t.Fatal(err)
 	}
 	e.mu.Lock()
@@ -202,10 +183,10 @@ func (e *mEnv) checkRows() {
 	}
 }
 
-// offsets returns CommittedOffsets of every pipeline, as strings.
+// offsets returns icebergio.CommittedOffsets of every pipeline, as strings.
 func (e *mEnv) offsets() map[string]string {
 	e.t.Helper()
-	all, err := AllCommittedOffsets(e.table())
+	all, err := icebergio.AllCommittedOffsets(e.table())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -233,7 +214,7 @@ func (e *mEnv) dataFiles() []string {
 	return out
 }
 
-var fastBackoff = Backoff{Initial: time.Millisecond, Max: 50 * time.Millisecond}
+var fastBackoff = icebergio.Backoff{Initial: time.Millisecond, Max: 50 * time.Millisecond}
 
 // Compaction turns many small files into one per partition, keeps every
 // row and the offsets, and its snapshot carries the pipeline's haade keys,
@@ -265,7 +246,7 @@ func TestCompactKeepsRowsAndOffsets(t *testing.T) {
 	if cur.SnapshotID != rep.Snapshot || cur.Summary.Operation != table.OpReplace {
 		t.Fatalf("current snapshot %d %s, want the rewrite %d", cur.SnapshotID, cur.Summary.Operation, rep.Snapshot)
 	}
-	for _, k := range []string{SummaryPipeline, SummaryWindowEnd, SummaryOffsets} {
+	for _, k := range []string{icebergio.SummaryPipeline, icebergio.SummaryWindowEnd, icebergio.SummaryOffsets} {
 		if cur.Summary.Properties[k] != last[k] {
 			t.Errorf("rewrite snapshot %s=%q, want %q", k, cur.Summary.Properties[k], last[k])
 		}
@@ -301,8 +282,8 @@ func TestExpireKeepsOffsetsSnapshots(t *testing.T) {
 	}
 	snaps := ancestry(e.table())
 	oldCheckpoint := snaps[4] // newest first: 4 of bronze, then old's third
-	if oldCheckpoint.Summary.Properties[SummaryPipeline] != "old" {
-		t.Fatalf("snapshot %d is of %q", oldCheckpoint.SnapshotID, oldCheckpoint.Summary.Properties[SummaryPipeline])
+	if oldCheckpoint.Summary.Properties[icebergio.SummaryPipeline] != "old" {
+		t.Fatalf("snapshot %d is of %q", oldCheckpoint.SnapshotID, oldCheckpoint.Summary.Properties[icebergio.SummaryPipeline])
 	}
 	before := e.offsets()
 	if len(before) != 2 {
@@ -384,11 +365,11 @@ func TestExpireKeepsUnreadSnapshots(t *testing.T) {
 	}
 	// ns.down records that its pipeline "silver" reads ns.t's sequence 3 next.
 	ctx := context.Background()
-	down, err := EnsureTable(ctx, e.cat, Table{Ident: "ns.down", Row: mRow{}})
+	down, err := icebergio.EnsureTable(ctx, e.cat, icebergio.Table{Ident: "ns.down", Row: mRow{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewRowBuilder(nil, down.Schema(), mRow{})
+	b, err := icerows.NewRowBuilder(nil, down.Schema(), mRow{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,10 +384,10 @@ func TestExpireKeepsUnreadSnapshots(t *testing.T) {
 	}
 	rec.Release()
 	defer rdr.Release()
-	read := Offsets{}
-	read.Set(SourceTopic(e.ident), 0, 3)
+	read := icebergio.Offsets{}
+	read.Set(icebergio.SourceTopic(e.ident), 0, 3)
 	tx := down.NewTransaction()
-	if err := tx.Append(ctx, rdr, iceberg.Properties{SummaryPipeline: "silver", SummaryOffsets: read.Encode()}); err != nil {
+	if err := tx.Append(ctx, rdr, iceberg.Properties{icebergio.SummaryPipeline: "silver", icebergio.SummaryOffsets: read.Encode()}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tx.Commit(ctx); err != nil {
@@ -457,7 +438,7 @@ func TestDeleteOrphans(t *testing.T) {
 		t.Fatalf("orphans %v", orphans)
 	}
 	old := time.Now().Add(-3 * time.Hour)
-	// Every file but the young orphan is 3h old, metadata included.
+	// icebergio.Every file but the young orphan is 3h old, metadata included.
 	err := filepath.WalkDir(filepath.Join(e.dir, "warehouse"), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || p == orphans[1] {
 			return err
@@ -494,4 +475,11 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// encode is the summary form of offsets (a JSON object), as the committer
+// writes it.
+func encode(o icebergio.Offsets) string {
+	b, _ := json.Marshal(o)
+	return string(b)
 }

@@ -1,4 +1,4 @@
-package icebergio
+package rows
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ func ArrowSchema(sc *iceberg.Schema) (*arrow.Schema, error) {
 type RowBuilder struct {
 	goType reflect.Type
 	b      *array.RecordBuilder
-	app    *appender
+	app    *Appender
 	rows   int
 }
 
@@ -40,11 +40,11 @@ func NewRowBuilder(mem memory.Allocator, sc *iceberg.Schema, row any) (*RowBuild
 	if t == nil {
 		return nil, fmt.Errorf("%w: nil row", ErrRowType)
 	}
-	rt, err := cachedRowType(t)
+	rt, err := TypeOf(t)
 	if err != nil {
 		return nil, err
 	}
-	if err := rt.checkCompatible(sc); err != nil {
+	if err := rt.CheckCompatible(sc); err != nil {
 		return nil, err
 	}
 	as, err := ArrowSchema(sc)
@@ -55,7 +55,7 @@ func NewRowBuilder(mem memory.Allocator, sc *iceberg.Schema, row any) (*RowBuild
 		mem = memory.DefaultAllocator
 	}
 	b := array.NewRecordBuilder(mem, as)
-	return &RowBuilder{goType: t, b: b, app: newAppender(rt, b)}, nil
+	return &RowBuilder{goType: t, b: b, app: NewAppender(rt, b)}, nil
 }
 
 // Schema returns the Arrow schema of the batches.
@@ -69,7 +69,7 @@ func (r *RowBuilder) Append(rows any) error {
 		return fmt.Errorf("%w: Append wants []%v, got %T", ErrRowType, r.goType, rows)
 	}
 	n := v.Len()
-	r.app.appendSlice(v, 0, n)
+	r.app.AppendSlice(v, 0, n)
 	r.rows += n
 	return nil
 }

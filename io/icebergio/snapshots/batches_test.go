@@ -1,4 +1,4 @@
-package icebergio_test
+package snapshots_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/silver"
@@ -87,22 +88,22 @@ func TestSnapshotBatchesAndReadDayBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cur, err := icebergio.CurrentSequence(ctx, cfg, ident)
+	cur, err := snapshots.CurrentSequence(ctx, cfg, ident)
 	if err != nil || cur != 2 {
 		t.Fatalf("CurrentSequence = %d, %v; want 2", cur, err)
 	}
 
 	p, s := beam.NewPipelineWithRoot()
-	snaps := icebergio.ReadSnapshots(s, icebergio.Source{Catalog: cfg, Ident: ident, Bounded: true, Until: cur})
-	passert.Equals(s, beam.ParDo(s, describeSnapshot, icebergio.SnapshotBatches(s, snaps, silverSnapshot{})),
+	snaps := snapshots.ReadSnapshots(s, snapshots.Source{Catalog: cfg, Ident: ident, Bounded: true, Until: cur})
+	passert.Equals(s, beam.ParDo(s, describeSnapshot, snapshots.SnapshotBatches(s, snaps, silverSnapshot{})),
 		"iceberg:lakehouse.silver_events/0[1,2) snapshot=true: A B",
 		"iceberg:lakehouse.silver_events/0[2,3) snapshot=true: C")
 	// Rows: one element per row, so Beam's own stats.Count counts them.
-	counted := stats.Count(s, beam.ParDo(s, sourceOf, icebergio.Rows(s, snaps, tables.SilverEvent{})))
+	counted := stats.Count(s, beam.ParDo(s, sourceOf, snapshots.Rows(s, snaps, tables.SilverEvent{})))
 	passert.Equals(s, beam.ParDo(s, toKV, counted), kv{"news", 2}, kv{"ft", 1})
-	touched := icebergio.TouchedDays(s, snaps, tables.SilverEvent{}, "timestamp")
+	touched := snapshots.TouchedDays(s, snaps, tables.SilverEvent{}, "timestamp")
 	d := day.Unix() / 86400
-	passert.Equals(s, beam.ParDo(s, describeDay, icebergio.ReadDayBatches(s, cfg, ident, silverDay{}, "timestamp", touched)),
+	passert.Equals(s, beam.ParDo(s, describeDay, snapshots.ReadDayBatches(s, cfg, ident, silverDay{}, "timestamp", touched)),
 		fmt.Sprintf("day %d: 2 rows", d), fmt.Sprintf("day %d: 1 rows", d+1))
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
@@ -123,7 +124,7 @@ func TestBatchTypesAreCheckedAtConstruction(t *testing.T) {
 				}
 			}()
 			_, s := beam.NewPipelineWithRoot()
-			icebergio.SnapshotBatches(s, beam.Create(s, icebergio.SnapshotRows{}), batch)
+			snapshots.SnapshotBatches(s, beam.Create(s, snapshots.SnapshotRows{}), batch)
 		})
 	}
 }
@@ -151,8 +152,8 @@ func TestOverwriteDaysRefusesUnbounded(t *testing.T) {
 			}
 		}()
 		_, s := beam.NewPipelineWithRoot()
-		snaps := icebergio.ReadSnapshots(s, icebergio.Source{Catalog: cfg, Ident: tables.Silver.Ident, Bounded: bounded})
-		icebergio.OverwriteDays(s, out, "day", offsets.Offsets{}, icebergio.Rows(s, snaps, tables.SourceDaily{}))
+		snaps := snapshots.ReadSnapshots(s, snapshots.Source{Catalog: cfg, Ident: tables.Silver.Ident, Bounded: bounded})
+		icebergio.OverwriteDays(s, out, "day", offsets.Offsets{}, snapshots.Rows(s, snaps, tables.SourceDaily{}))
 		return nil
 	}
 	if err := build(false); !errors.Is(err, icebergio.ErrUnbounded) {
