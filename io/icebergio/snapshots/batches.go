@@ -26,7 +26,7 @@ func init() {
 // rows are (transforms/tables, a transforms package), with a field
 // Rows []R of a row struct R (see SchemaOf) and any of
 //
-//	icebergio.Range      icebergio.Range  // the snapshot's range (SnapshotBatches)
+//	Range      Range  // the snapshot's range (SnapshotBatches)
 //	SnapshotID int64  // the snapshot's id (SnapshotBatches)
 //	Day        int64  // days since the epoch, UTC (ReadDayBatches)
 //
@@ -63,7 +63,7 @@ func batchShapeOf(batch any) batchShape {
 				panic(fmt.Sprintf("icebergio: batch %v: Rows is %v, want a slice of a row struct", t, f.Type))
 			}
 			sh.rows, sh.row = i, f.Type.Elem()
-		case "icebergio.Range":
+		case "Range":
 			sh.rng = want(f, reflect.TypeOf(icebergio.Range{}))
 		case "SnapshotID":
 			sh.snapshot = want(f, reflect.TypeOf(int64(0)))
@@ -83,7 +83,7 @@ func batchShapeOf(batch any) batchShape {
 // SnapshotBatches turns PCollection<SnapshotRows> (from ReadSnapshots)
 // into PCollection<B>, one batch per snapshot, where batch is a zero value
 // of the batch type B (see above): the rows decoded, with the snapshot's
-// icebergio.Range and SnapshotID. Promoted columns that R lacks fold into its
+// Range and SnapshotID. Promoted columns that R lacks fold into its
 // overflow, as in SnapshotRows.Decode. Use Rows instead for one element
 // per row.
 func SnapshotBatches(s beam.Scope, snapshots beam.PCollection, batch any) beam.PCollection {
