@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,6 +84,25 @@ func stringsAny(ws []string) []any {
 
 func noEnv(string) string { return "" }
 
+// syncBuffer is a strings.Builder that Prism's log goroutines, which go on
+// writing to the default logger after a run returns, may share with a test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
 // A run: the flags and HAADE_* reach the Config, the pipeline runs, the
 // summary prints, exit 0.
 func TestMainRuns(t *testing.T) {
@@ -91,7 +111,7 @@ func TestMainRuns(t *testing.T) {
 	var summary string
 	p := wordsPipeline(&builds, &summary)
 	env := map[string]string{"HAADE_WORDS": "x,y,z", "HAADE_PIPELINE_ID": "w1"}
-	var out, errb strings.Builder
+	var out, errb syncBuffer
 	code := p.Run([]string{"--bounded", "--metrics-addr="}, func(k string) string { return env[k] }, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, errb.String())
@@ -140,7 +160,7 @@ func TestMainExitCodes(t *testing.T) {
 		{"summary fails", summaryFails, []string{"--metrics-addr="}, 1, "words: summary: catalog gone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out, errb strings.Builder
+			var out, errb syncBuffer
 			if code := tc.p.Run(tc.args, noEnv, &out, &errb); code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.code, errb.String())
 			}
@@ -174,7 +194,7 @@ func TestMainReplans(t *testing.T) {
 		}
 		return job, err
 	}
-	var out, errb strings.Builder
+	var out, errb syncBuffer
 	if code := p.Run([]string{"--metrics-addr="}, noEnv, &out, &errb); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, errb.String())
 	}
