@@ -13,23 +13,13 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/io/icebergio/rows"
 	icerows "github.com/haade/haade/io/icebergio/rows"
+	"github.com/haade/haade/transforms/tables"
 )
 
-// benchRow has the columns and tags of a bronze row (parse.Event), so that
-// these benchmarks measure the bronze layout without depending on parse.
-type benchRow struct {
-	Source         *string `iceberg:"source"`
-	Title          *string `iceberg:"title"`
-	Timestamp      int64   `iceberg:"timestamp,required,timestamptz"`
-	IngestedAt     int64   `iceberg:"ingested_at,required,timestamptz"`
-	KafkaTopic     string  `iceberg:"kafka_topic,required"`
-	KafkaPartition int32   `iceberg:"kafka_partition,required"`
-	KafkaOffset    int64   `iceberg:"kafka_offset,required"`
-	KafkaTimestamp *int64  `iceberg:"kafka_timestamp,timestamptz"`
-	Extra          *string `iceberg:"extra"`
-}
+// benchRow is bronze's own row type, so that these benchmarks measure the
+// bronze layout (transforms/tables is light enough to import here).
+type benchRow = tables.BronzeEvent
 
 // benchRows returns n rows shaped like the sample events of kafkatest: a
 // few sources, a few dozen titles, one in ten with extra members or a null
@@ -70,7 +60,7 @@ func benchRows(n int) []benchRow {
 // BenchmarkAppend measures rows -> Arrow through the appender that Write
 // uses (rows.RowBuilder), for one batch of rows per iteration.
 func BenchmarkAppend(b *testing.B) {
-	sc, err := rows.SchemaOf(benchRow{})
+	sc, err := icerows.SchemaOf(benchRow{})
 	if err != nil {
 		b.Fatal(err)
 	}
