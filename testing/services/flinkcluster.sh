@@ -244,6 +244,9 @@ stop() {
 # whose TaskManager is gone (worker-process.sh normally does it itself).
 reap_workers() {
 	local pids
+	# First the staging directories (and boot programs) of worker-process.sh copies killed
+	# with SIGKILL, then any boot program left.
+	"$SERVICES_DIR/flink/worker-process.sh" --sweep
 	pids="$(pgrep -f "^$BOOT " || true)"
 	[[ -z "$pids" ]] && return 0
 	log "killing leftover boot programs: $pids"

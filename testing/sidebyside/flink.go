@@ -59,9 +59,11 @@ var flinkJVMs = []string{"flink-jobmanager", "flink-taskmanager-1", "flink-taskm
 // setUpFlink builds bronze static, starts the cluster and its job server
 // unless they run, and reads their addresses.
 func (e *env) setUpFlink() error {
-	logf("building pipelines/bronze static (the Flink worker binary)")
+	// Built as the Dockerfile builds it (-trimpath, -ldflags=-w: no DWARF),
+	// since each TaskManager stages this binary for its worker.
+	logf("building pipelines/bronze static, as the Dockerfile does (the Flink worker binary)")
 	bin := filepath.Join(e.dir, "flink", "bronze")
-	build := exec.Command("go", "build", "-o", bin, "./pipelines/bronze")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-w", "-o", bin, "./pipelines/bronze")
 	build.Dir = e.root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
