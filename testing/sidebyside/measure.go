@@ -120,8 +120,10 @@ func measure(ctx context.Context, cfg Config, root string) (Report, error) {
 	if err := e.setUp(ctx); err != nil {
 		return Report{}, err
 	}
+	// Deferred calls run last first: the cluster stops after tearDown,
+	// whose after funcs cancel the jobs left running through its REST API.
+	defer e.tearDownFlink()
 	defer e.tearDown()
-	defer e.tearDownFlink() // after tearDown, whose after funcs cancel jobs left running
 	if err := e.preload(ctx); err != nil {
 		return Report{}, err
 	}
