@@ -99,6 +99,15 @@ func flinkJobName(opts Options) string {
 	return jobopts.GetJobName()
 }
 
+// FlinkParallelism is the parallelism a Flink job gets whose input has n
+// parts (bronze: the partitions): --parallelism when given, else n.
+func FlinkParallelism(n int) int {
+	if p := flinkParallelism(Options{Parallelism: n}); p > 0 {
+		return p
+	}
+	return n
+}
+
 // flinkParallelism is --parallelism when given, else opts.Parallelism (for
 // example the partition count), else -1, the job server's default.
 func flinkParallelism(opts Options) int {

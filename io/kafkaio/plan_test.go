@@ -29,14 +29,14 @@ func TestPlan(t *testing.T) {
 		bounded   bool
 		want      []Partition
 	}{
-		{"earliest, bounded", nil, Earliest, true, []Partition{{0, 0, 10}, {1, 3, 10}, {2, 0, 4}}},
-		{"earliest, unbounded", nil, Earliest, false, []Partition{{0, 0, inf}, {1, 3, inf}, {2, 0, inf}}},
-		{"latest, bounded", nil, Latest, true, []Partition{{0, 10, 10}, {1, 10, 10}, {2, 4, 4}}},
-		{"latest, unbounded", nil, Latest, false, []Partition{{0, 10, inf}, {1, 10, inf}, {2, 4, inf}}},
-		{"committed offsets, the rest earliest", map[int32]int64{0: 7, 2: 4}, Earliest, true, []Partition{{0, 7, 10}, {1, 3, 10}, {2, 4, 4}}},
-		{"committed offsets, the rest latest", map[int32]int64{0: 7, 1: 3}, Latest, false, []Partition{{0, 7, inf}, {1, 3, inf}, {2, 4, inf}}},
-		{"committed at both ends of the log", map[int32]int64{0: 0, 1: 10}, Earliest, true, []Partition{{0, 0, 10}, {1, 10, 10}, {2, 0, 4}}},
-		{"committed offsets of unknown partitions are ignored", map[int32]int64{9: 100}, Earliest, true, []Partition{{0, 0, 10}, {1, 3, 10}, {2, 0, 4}}},
+		{"earliest, bounded", nil, Earliest, true, []Partition{{ID: 0, Start: 0, End: 10}, {ID: 1, Start: 3, End: 10}, {ID: 2, Start: 0, End: 4}}},
+		{"earliest, unbounded", nil, Earliest, false, []Partition{{ID: 0, Start: 0, End: inf}, {ID: 1, Start: 3, End: inf}, {ID: 2, Start: 0, End: inf}}},
+		{"latest, bounded", nil, Latest, true, []Partition{{ID: 0, Start: 10, End: 10}, {ID: 1, Start: 10, End: 10}, {ID: 2, Start: 4, End: 4}}},
+		{"latest, unbounded", nil, Latest, false, []Partition{{ID: 0, Start: 10, End: inf}, {ID: 1, Start: 10, End: inf}, {ID: 2, Start: 4, End: inf}}},
+		{"committed offsets, the rest earliest", map[int32]int64{0: 7, 2: 4}, Earliest, true, []Partition{{ID: 0, Start: 7, End: 10}, {ID: 1, Start: 3, End: 10}, {ID: 2, Start: 4, End: 4}}},
+		{"committed offsets, the rest latest", map[int32]int64{0: 7, 1: 3}, Latest, false, []Partition{{ID: 0, Start: 7, End: inf}, {ID: 1, Start: 3, End: inf}, {ID: 2, Start: 4, End: inf}}},
+		{"committed at both ends of the log", map[int32]int64{0: 0, 1: 10}, Earliest, true, []Partition{{ID: 0, Start: 0, End: 10}, {ID: 1, Start: 10, End: 10}, {ID: 2, Start: 0, End: 4}}},
+		{"committed offsets of unknown partitions are ignored", map[int32]int64{9: 100}, Earliest, true, []Partition{{ID: 0, Start: 0, End: 10}, {ID: 1, Start: 3, End: 10}, {ID: 2, Start: 0, End: 4}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -169,7 +169,7 @@ func TestReadBoundedEnds(t *testing.T) {
 	cl := client(t, cfg)
 	want := produce(t, cl, "before", map[int32]int{0: 20, 2: 5})
 	parts := plan(t, cfg, nil, Earliest, true)
-	wantParts := []Partition{{0, 0, 20}, {1, 0, 0}, {2, 0, 5}, {3, 0, 0}}
+	wantParts := []Partition{{ID: 0, Start: 0, End: 20}, {ID: 1, Start: 0, End: 0}, {ID: 2, Start: 0, End: 5}, {ID: 3, Start: 0, End: 0}}
 	if diff := cmp.Diff(wantParts, parts); diff != "" {
 		t.Fatalf("Plan (-want +got):\n%s", diff)
 	}
@@ -184,7 +184,7 @@ func TestReadBoundedEnds(t *testing.T) {
 	}
 
 	t.Run("only empty partitions", func(t *testing.T) {
-		parts := []Partition{{1, 3, 3}, {3, 1, 1}}
+		parts := []Partition{{ID: 1, Start: 3, End: 3}, {ID: 3, Start: 1, End: 1}}
 		p, s := beam.NewPipelineWithRoot()
 		batches := Read(s, cfg, parts)
 		passert.Empty(s, batches)

@@ -25,4 +25,8 @@ type Partition struct {
 	ID    int32
 	Start int64
 	End   int64
+	// Spread changes the element's encoding, and nothing else, so that a
+	// runner that keys the read by its element spreads the partitions
+	// over its subtasks (see Spread).
+	Spread int32
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/enrich"
 	"github.com/haade/haade/transforms/tables"
 )
@@ -92,6 +93,9 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 		}
 	}
 
+	// On Flink each partition's read is keyed by its element: spread them
+	// over the job's subtasks, one each when there are enough.
+	parts = kafkaio.Spread(parts, runners.FlinkParallelism(len(parts)))
 	records := kafkaio.Read(s, cfg.Kafka, parts)
 	good, bad := parseEvents(s, records, cfg.Registry)
 	good = enrich.IngestedAt(s, good)
