@@ -26,7 +26,7 @@ sweep() {
 		[[ -n "$owner" ]] && kill -0 "$owner" 2>/dev/null && continue
 		bootpid="$(cat "$dir/.boot" 2>/dev/null)"
 		# Only a process that is still this boot program, with this directory.
-		if [[ -n "$bootpid" ]] && tr '\0' ' ' <"/proc/$bootpid/cmdline" 2>/dev/null | grep -qF -- "--semi_persist_dir=$dir"; then
+		if [[ -n "$bootpid" ]] && tr '\0' ' ' 2>/dev/null <"/proc/$bootpid/cmdline" | grep -qF -- "--semi_persist_dir=$dir"; then
 			echo "worker-process.sh: killing boot $bootpid, left by a killed worker-process.sh $owner" >&2
 			kill -KILL -- "-$bootpid" 2>/dev/null
 		fi
