@@ -84,7 +84,7 @@ func (e *env) setUpFlink() error {
 		st.started = true
 		logf("Flink cluster ready after %v", time.Since(t0).Round(time.Second))
 	} else {
-		logf("the Flink cluster runs already: using it, and leaving it running")
+		logf("the Flink cluster runs already: using it, and leaving it running (with Beam's jars on its class path, restart it after a change to a type that crosses the runner: testing/services/FLINK.md)")
 	}
 	out, err := e.script("flinkcluster", "env")
 	if err != nil {
