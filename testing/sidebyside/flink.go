@@ -218,14 +218,8 @@ type flinkJob struct {
 
 // flinkJobOf is the run's latest Flink job, from the REST API.
 func flinkJobOf(r trial) (flinkJob, bool) {
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(r.flink.rest + "/jobs/overview")
-	if err != nil {
-		return flinkJob{}, false
-	}
-	defer resp.Body.Close()
 	var body struct{ Jobs []flinkJob }
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&body) != nil {
+	if !getJSON(r.flink.rest+"/jobs/overview", &body) {
 		return flinkJob{}, false
 	}
 	name := flinkJobName(r)
@@ -281,5 +275,55 @@ var flinkContender = contender{
 	pids:    flinkPIDs,
 	after: func(r trial, res *Result) {
 		res.FlinkJobSeconds = flinkJobSeconds(r)
+		res.FlinkReadSubtasks = flinkReadSubtasks(r)
 	},
+}
+
+// flinkReadSubtasks is the read-records of each subtask of the run's read
+// stage (the fused stage that reads Kafka and parses: its name has
+// "{kafkaio.Read,"), from the REST API; nil when it does not say.
+func flinkReadSubtasks(r trial) []int {
+	j, ok := flinkJobOf(r)
+	if !ok {
+		return nil
+	}
+	var job struct {
+		Vertices []struct{ ID, Name string }
+	}
+	if !getJSON(r.flink.rest+"/jobs/"+j.ID, &job) {
+		return nil
+	}
+	for _, v := range job.Vertices {
+		if !strings.Contains(v.Name, "{kafkaio.Read,") {
+			continue
+		}
+		var vertex struct {
+			Subtasks []struct {
+				Metrics struct {
+					ReadRecords int `json:"read-records"`
+				}
+			}
+		}
+		if !getJSON(r.flink.rest+"/jobs/"+j.ID+"/vertices/"+v.ID, &vertex) {
+			return nil
+		}
+		var out []int
+		for _, st := range vertex.Subtasks {
+			out = append(out, st.Metrics.ReadRecords)
+		}
+		return out
+	}
+	return nil
+}
+
+// getJSON decodes the JSON body of a GET of url into v; false on any
+// failure (the REST API is read for figures, never for correctness).
+func getJSON(url string, v any) bool {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(v) == nil
 }

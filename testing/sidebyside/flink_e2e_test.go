@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -67,6 +68,11 @@ func TestFlinkContenderE2E(t *testing.T) {
 	}
 	if r.FlinkJobSeconds <= 0 || r.FlinkJobSeconds > r.ExitSeconds {
 		t.Errorf("Flink job %.1f s, exit %.1f s: want the job's duration from the REST API, within the run", r.FlinkJobSeconds, r.ExitSeconds)
+	}
+	// kafkaio.Spread: each of the 8 partitions is read by a subtask of its
+	// own (parallelism 8), not two by one and none by another.
+	if want := []int{1, 1, 1, 1, 1, 1, 1, 1}; !slices.Equal(r.FlinkReadSubtasks, want) {
+		t.Errorf("partitions read per subtask of the read stage = %v, want %v", r.FlinkReadSubtasks, want)
 	}
 	// Four JVMs at a few hundred MiB each, and the workers.
 	if r.PeakRSSBytes < 1<<30 || r.CPUSeconds <= 0 {

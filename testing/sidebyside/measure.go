@@ -73,6 +73,10 @@ type Result struct {
 	// REST API (flink.go).
 	ExitSeconds     float64 `json:"exit_s,omitempty"`
 	FlinkJobSeconds float64 `json:"flink_job_s,omitempty"`
+	// FlinkReadSubtasks is, per subtask of the Flink job's read stage,
+	// how many partitions it read (its input records on the REST API):
+	// one each when the partitions are spread (kafkaio.Spread).
+	FlinkReadSubtasks []int `json:"flink_read_subtasks,omitempty"`
 }
 
 // env is what every run shares.
