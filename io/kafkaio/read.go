@@ -62,7 +62,14 @@ type readFn struct {
 	Constructed int64 // unix nanos, for Stop
 
 	shared bool // the watermark table of this read lives in this process
+	// bundleStart is when the current bundle started: the live calls of
+	// one bundle share one CallDuration (see ProcessElement).
+	bundleStart time.Time
 }
+
+// StartBundle takes the emitter because Beam requires it of a DoFn whose
+// ProcessElement emits.
+func (f *readFn) StartBundle(func(beam.EventTime, Batch)) { f.bundleStart = time.Now() }
 
 func (f *readFn) Setup() {
 	watermarks.Lock()
@@ -127,7 +134,22 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 	m := metricsFor(f.Cfg.Topic, p.ID)
 	pos := r.Start // the first offset not yet covered by an emitted batch
 	started := time.Now()
+	// A live call ends once a poll leaves its partition caught up, and the
+	// live calls of one bundle share one CallDuration. Prism runs every
+	// pending partition's call in one bundle, one after another, and the
+	// bundle's files and watermark only move on when the last call ends:
+	// eight partitions reading 250 ms each held a live stream's window
+	// for 2 s after it closed. Each call still polls at least once.
 	deadline := started.Add(f.Cfg.CallDuration)
+	if !f.bundleStart.IsZero() {
+		budget := f.bundleStart.Add(f.Cfg.CallDuration)
+		if floor := started.Add(minLiveCall); budget.Before(floor) {
+			budget = floor
+		}
+		if budget.Before(deadline) {
+			deadline = budget
+		}
+	}
 	behind := false // the call was made long: the partition was far behind
 	var last mtime.Time
 	first := mtime.MaxTimestamp // the stamp of this call's first batch
@@ -183,7 +205,8 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			last, first = ts, min(first, ts)
 			emit(ts, b)
 		}
-		if lag := m.lag(fetches, r, pos); lag > f.Cfg.BehindRecords && !behind {
+		lag := m.lag(fetches, r, pos)
+		if lag > f.Cfg.BehindRecords && !behind {
 			// Far behind (a backlog): read on for a long call. Fewer
 			// self-checkpoints mean fewer bundles, fewer and larger files,
 			// and less memory; a partition that has caught up goes back to
@@ -213,6 +236,9 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 		if len(fetches.Records()) == 0 {
 			idle = true
 			break
+		}
+		if lag == 0 && !behind {
+			break // what there was is read: let the bundle end
 		}
 	}
 	putConsumer(f.ReadID, p.ID, c)
@@ -267,3 +293,8 @@ func fetchError(fs kgo.Fetches, topic string, partition int32, at int64) error {
 	}
 	return nil
 }
+
+// minLiveCall is the least a live call may poll for when its bundle's
+// CallDuration is spent already, so that every partition of the bundle
+// makes progress.
+const minLiveCall = 10 * time.Millisecond

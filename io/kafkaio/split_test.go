@@ -139,3 +139,58 @@ func TestReadCallPublishesFirstRecord(t *testing.T) {
 		t.Errorf("published %v after the next call, want at least the previous call's end %v", got, end)
 	}
 }
+
+// TestLiveCallEndsCaughtUp: a live call returns once a poll has read its
+// partition up to the log's end, instead of polling on until its
+// CallDuration, and asks to resume at once (records may be arriving).
+// Prism runs the calls of every partition in one bundle, one after
+// another: 250 ms each held a live stream's windows back by 2 s.
+func TestLiveCallEndsCaughtUp(t *testing.T) {
+	f, p := directRead(t)
+	produce(t, client(t, f.Cfg), "live", map[int32]int{0: 100})
+	rt := f.CreateTracker(f.CreateInitialRestriction(p))
+	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	var n int
+	f.StartBundle(noEmit)
+	start := time.Now()
+	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(_ beam.EventTime, b Batch) { n += len(b.Records) })
+	took := time.Since(start)
+	if err != nil || !pc.ShouldResume() || pc.ResumeDelay() != 0 {
+		t.Fatalf("ProcessElement = %+v, %v; want a resume without delay", pc, err)
+	}
+	if n != 100 {
+		t.Errorf("emitted %d records, want 100", n)
+	}
+	if took >= f.Cfg.CallDuration/2 {
+		t.Errorf("the call took %v with its partition caught up; its CallDuration is %v", took, f.Cfg.CallDuration)
+	}
+}
+
+// TestLiveCallsShareTheBundle: the live calls of one bundle share one
+// CallDuration; a call that starts when it is spent polls only briefly.
+func TestLiveCallsShareTheBundle(t *testing.T) {
+	f, p := directRead(t)
+	rt := f.CreateTracker(f.CreateInitialRestriction(p))
+	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	f.StartBundle(noEmit)
+	time.Sleep(f.Cfg.CallDuration) // the bundle's other partitions took it all
+	start := time.Now()
+	pc, err := f.ProcessElement(context.Background(), we, rt, p, noEmit)
+	took := time.Since(start)
+	if err != nil || !pc.ShouldResume() {
+		t.Fatalf("ProcessElement = %+v, %v; want a resume", pc, err)
+	}
+	if took >= f.Cfg.CallDuration/2 {
+		t.Errorf("a call in a spent bundle took %v; CallDuration %v", took, f.Cfg.CallDuration)
+	}
+	// A new bundle's call has its whole CallDuration: on an idle partition
+	// it polls until it ends.
+	f.StartBundle(noEmit)
+	start = time.Now()
+	if _, err := f.ProcessElement(context.Background(), we, rt, p, noEmit); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < f.Cfg.CallDuration*3/4 {
+		t.Errorf("an idle call of a new bundle took %v, want about its CallDuration %v", took, f.Cfg.CallDuration)
+	}
+}
