@@ -101,7 +101,7 @@ func apiServer(t *testing.T) kubectl {
 			}
 		})
 	}
-	t.Logf("server version: %s", strings.TrimSpace(k.must(t, nil, "version")))
+	t.Logf("kubectl %s: %s", k.bin, strings.Join(strings.Fields(k.must(t, nil, "version")), " "))
 	return k
 }
 
@@ -231,7 +231,7 @@ var invalidBuiltin = []struct {
 	}, `quantities must match the regular expression`},
 	{"Job restart policy Always", "Job", func(m map[string]any) {
 		mapAt(m, "spec", "template", "spec")["restartPolicy"] = "Always"
-	}, `spec.template.spec.restartPolicy: Unsupported value: "Always"`},
+	}, `spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`},
 	{"CronJob schedule in words", "CronJob", func(m map[string]any) {
 		mapAt(m, "spec")["schedule"] = "every hour"
 	}, `spec.schedule: Invalid value: "every hour"`},
@@ -253,7 +253,7 @@ var serverRejects = map[string]string{
 	"KafkaNodePool role":                                 `spec.roles[1]: Unsupported value: "leader"`,
 	"KafkaTopic misspelt field":                          `.spec.partition: field not declared in schema`,
 	"FlinkDeployment version":                            `spec.flinkVersion: Unsupported value: "v1_99"`,
-	"FlinkDeployment configuration value not a string":   `spec.flinkConfiguration.taskmanager.numberOfTaskSlots: Invalid value: "integer": spec.flinkConfiguration.taskmanager.numberOfTaskSlots in body must be of type string`,
+	"FlinkDeployment configuration value not a string":   `.spec.flinkConfiguration.taskmanager.numberOfTaskSlots: expected string`,
 	"PrometheusRule rule without expr":                   `spec.groups[0].rules[0].expr: Required value`,
 	"Kafka metrics without their ConfigMap (a CEL rule)": `valueFrom property is required`,
 	"ExternalSecret store kind":                          `spec.secretStoreRef.kind: Unsupported value: "Store"`,
