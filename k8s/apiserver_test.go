@@ -210,37 +210,39 @@ func firstOfKind(objs []object, kind string) *object {
 }
 
 // invalidBuiltin are changes to built-in objects that the API server's own
-// validation rejects. The unit tier's strict decoding catches only the
-// first; the others are well-formed and typed, and only the server knows
-// they are invalid.
+// validation rejects. The unit tier's strict decoding catches a misspelt
+// field and a malformed quantity (inProcess); the others decode into their
+// types, and only the server's validation knows they are invalid.
 var invalidBuiltin = []struct {
 	name, kind string
 	change     func(m map[string]any)
 	// want is part of the server's message.
 	want string
+	// inProcess: the unit tier's validate rejects it too.
+	inProcess bool
 }{
 	{"Deployment misspelt field", "Deployment", func(m map[string]any) {
 		mapAt(m, "spec")["replica"] = 1
-	}, `.spec.replica: field not declared in schema`},
+	}, `.spec.replica: field not declared in schema`, true},
 	{"Deployment image pull policy", "Deployment", func(m map[string]any) {
 		list(m, "spec", "template", "spec", "containers")[0].(map[string]any)["imagePullPolicy"] = "Sometimes"
-	}, `spec.template.spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes"`},
+	}, `spec.template.spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes"`, false},
 	{"StatefulSet memory quantity", "StatefulSet", func(m map[string]any) {
 		c := list(m, "spec", "template", "spec", "containers")[0].(map[string]any)
 		c["resources"] = map[string]any{"limits": map[string]any{"memory": "2Gx"}}
-	}, `quantities must match the regular expression`},
+	}, `quantities must match the regular expression`, true},
 	{"Job restart policy Always", "Job", func(m map[string]any) {
 		mapAt(m, "spec", "template", "spec")["restartPolicy"] = "Always"
-	}, `spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`},
+	}, `spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`, false},
 	{"CronJob schedule in words", "CronJob", func(m map[string]any) {
 		mapAt(m, "spec")["schedule"] = "every hour"
-	}, `spec.schedule: Invalid value: "every hour"`},
+	}, `spec.schedule: Invalid value: "every hour"`, false},
 	{"Service port out of range", "Service", func(m map[string]any) {
 		list(m, "spec", "ports")[0].(map[string]any)["port"] = 70000
-	}, `spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535`},
+	}, `spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535`, false},
 	{"ConfigMap name not a DNS name", "ConfigMap", func(m map[string]any) {
 		mapAt(m, "metadata")["name"] = "Bronze_Config"
-	}, `a lowercase RFC 1123 subdomain`},
+	}, `a lowercase RFC 1123 subdomain`, false},
 }
 
 // serverRejects is, for each case of invalidCustomResources, part of the
@@ -313,6 +315,7 @@ func TestAPIServer(t *testing.T) {
 		name, kind string
 		change     func(map[string]any)
 		want       string
+		inProcess  bool
 	}
 	var cases []reject
 	for _, c := range invalidCustomResources {
@@ -321,10 +324,10 @@ func TestAPIServer(t *testing.T) {
 			t.Errorf("invalidCustomResources %q: no server message in serverRejects", c.name)
 			continue
 		}
-		cases = append(cases, reject{c.name, c.kind, c.change, want})
+		cases = append(cases, reject{c.name, c.kind, c.change, want, true})
 	}
 	for _, c := range invalidBuiltin {
-		cases = append(cases, reject{c.name, c.kind, c.change, c.want})
+		cases = append(cases, reject{c.name, c.kind, c.change, c.want, c.inProcess})
 	}
 	for _, c := range cases {
 		t.Run("rejects/"+c.name, func(t *testing.T) {
@@ -341,6 +344,9 @@ func TestAPIServer(t *testing.T) {
 				t.Errorf("%s: the server's error does not contain %q:\n%s", bad.id(), c.want, errOut)
 			}
 			t.Logf("rejected: %s", strings.TrimSpace(errOut))
+			if got := len(validate(bad)) > 0; got != c.inProcess {
+				t.Errorf("%s: the unit tier's validate rejects it: %v, want %v", bad.id(), got, c.inProcess)
+			}
 		})
 	}
 }
