@@ -9,4 +9,9 @@
 //	HAADE_DOCKERFILE_BUILD=1 go test -run TestDockerfile ./k8s/   (also cross-compiles the image's binaries)
 //	HAADE_SKAFFOLD=/path/to/skaffold go test -run TestSkaffold ./k8s/ (also runs Skaffold's own checks)
 //	k8s/validate.sh   (all of it, building Skaffold and kustomize once into $HAADE_CACHE)
+//
+// Against a real kube-apiserver (testing/cluster/apiserver.sh builds and
+// runs it; .ci/k8sapi does all of it):
+//
+//	go test -tags apiserver -run TestAPIServer ./k8s/
 package k8s

@@ -187,61 +187,7 @@ func TestCRDsVendored(t *testing.T) {
 func TestSchemasRejectInvalid(t *testing.T) {
 	objs := append(kustomizeBuild(t, "overlays/dev"), kustomizeBuild(t, "overlays/prod")...)
 	objs = append(objs, kustomizeBuild(t, "argocd")...)
-	cases := []struct {
-		name, kind string
-		change     func(m map[string]any)
-		want       string
-	}{
-		{"PodMonitor interval in words", "PodMonitor", func(m map[string]any) {
-			list(m, "spec", "podMetricsEndpoints")[0].(map[string]any)["interval"] = "15 seconds"
-		}, "interval"},
-		{"alert rule for in words", "PrometheusRule", func(m map[string]any) {
-			rules := list(list(m, "spec", "groups")[0], "rules")
-			rules[0].(map[string]any)["for"] = "1 minute"
-		}, "for"},
-		{"Kafka listener type", "Kafka", func(m map[string]any) {
-			list(m, "spec", "kafka", "listeners")[0].(map[string]any)["type"] = "clusterip"
-		}, "type"},
-		{"Kafka ZooKeeper", "Kafka", func(m map[string]any) {
-			mapAt(m, "spec")["zookeeper"] = map[string]any{"replicas": 3}
-		}, "unknown field \"spec.zookeeper\""},
-		{"KafkaNodePool role", "KafkaNodePool", func(m map[string]any) {
-			mapAt(m, "spec")["roles"] = []any{"controller", "leader"}
-		}, "roles"},
-		{"KafkaTopic misspelt field", "KafkaTopic", func(m map[string]any) {
-			mapAt(m, "spec")["partition"] = 8
-		}, "unknown field \"spec.partition\""},
-		{"FlinkDeployment version", "FlinkDeployment", func(m map[string]any) {
-			mapAt(m, "spec")["flinkVersion"] = "v1_99"
-		}, "flinkVersion"},
-		{"FlinkDeployment configuration value not a string", "FlinkDeployment", func(m map[string]any) {
-			mapAt(m, "spec", "flinkConfiguration")["taskmanager.numberOfTaskSlots"] = 4
-		}, "flinkConfiguration"},
-		{"PrometheusRule rule without expr", "PrometheusRule", func(m map[string]any) {
-			delete(list(list(m, "spec", "groups")[0], "rules")[0].(map[string]any), "expr")
-		}, "expr"},
-		{"Kafka metrics without their ConfigMap (a CEL rule)", "Kafka", func(m map[string]any) {
-			mapAt(m, "spec", "kafka")["metricsConfig"] = map[string]any{"type": "jmxPrometheusExporter"}
-		}, "valueFrom property is required"},
-		{"ExternalSecret store kind", "ExternalSecret", func(m map[string]any) {
-			mapAt(m, "spec", "secretStoreRef")["kind"] = "Store"
-		}, "secretStoreRef.kind"},
-		{"Application without a project", "Application", func(m map[string]any) {
-			delete(mapAt(m, "spec"), "project")
-		}, "spec.project"},
-		{"KafkaUser ACL operation misspelt", "KafkaUser", func(m map[string]any) {
-			list(m, "spec", "authorization", "acls")[0].(map[string]any)["operations"] = []any{"Reed"}
-		}, "operations"},
-		{"KafkaUser authentication type", "KafkaUser", func(m map[string]any) {
-			mapAt(m, "spec", "authentication")["type"] = "scram-sha-1"
-		}, "authentication.type"},
-		{"Kafka authorization type", "Kafka", func(m map[string]any) {
-			mapAt(m, "spec", "kafka", "authorization")["type"] = "acl"
-		}, "authorization.type"},
-		{"PodMonitor scheme", "PodMonitor", func(m map[string]any) {
-			list(m, "spec", "podMetricsEndpoints")[0].(map[string]any)["scheme"] = "tcp"
-		}, "scheme"},
-	}
+	cases := invalidCustomResources
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var target *object
@@ -268,6 +214,69 @@ func TestSchemasRejectInvalid(t *testing.T) {
 			t.Logf("rejected: %s", strings.Join(errs, "; "))
 		})
 	}
+}
+
+// invalidCustomResource is one change to a rendered custom resource that its
+// operator's schema rejects. TestSchemasRejectInvalid checks that the
+// in-process validator rejects each; TestAPIServer (apiserver_test.go, tag
+// apiserver) that a real kube-apiserver does.
+type invalidCustomResource struct {
+	name, kind string
+	change     func(m map[string]any)
+	// want is part of the in-process validator's message.
+	want string
+}
+
+var invalidCustomResources = []invalidCustomResource{
+	{"PodMonitor interval in words", "PodMonitor", func(m map[string]any) {
+		list(m, "spec", "podMetricsEndpoints")[0].(map[string]any)["interval"] = "15 seconds"
+	}, "interval"},
+	{"alert rule for in words", "PrometheusRule", func(m map[string]any) {
+		rules := list(list(m, "spec", "groups")[0], "rules")
+		rules[0].(map[string]any)["for"] = "1 minute"
+	}, "for"},
+	{"Kafka listener type", "Kafka", func(m map[string]any) {
+		list(m, "spec", "kafka", "listeners")[0].(map[string]any)["type"] = "clusterip"
+	}, "type"},
+	{"Kafka ZooKeeper", "Kafka", func(m map[string]any) {
+		mapAt(m, "spec")["zookeeper"] = map[string]any{"replicas": 3}
+	}, "unknown field \"spec.zookeeper\""},
+	{"KafkaNodePool role", "KafkaNodePool", func(m map[string]any) {
+		mapAt(m, "spec")["roles"] = []any{"controller", "leader"}
+	}, "roles"},
+	{"KafkaTopic misspelt field", "KafkaTopic", func(m map[string]any) {
+		mapAt(m, "spec")["partition"] = 8
+	}, "unknown field \"spec.partition\""},
+	{"FlinkDeployment version", "FlinkDeployment", func(m map[string]any) {
+		mapAt(m, "spec")["flinkVersion"] = "v1_99"
+	}, "flinkVersion"},
+	{"FlinkDeployment configuration value not a string", "FlinkDeployment", func(m map[string]any) {
+		mapAt(m, "spec", "flinkConfiguration")["taskmanager.numberOfTaskSlots"] = 4
+	}, "flinkConfiguration"},
+	{"PrometheusRule rule without expr", "PrometheusRule", func(m map[string]any) {
+		delete(list(list(m, "spec", "groups")[0], "rules")[0].(map[string]any), "expr")
+	}, "expr"},
+	{"Kafka metrics without their ConfigMap (a CEL rule)", "Kafka", func(m map[string]any) {
+		mapAt(m, "spec", "kafka")["metricsConfig"] = map[string]any{"type": "jmxPrometheusExporter"}
+	}, "valueFrom property is required"},
+	{"ExternalSecret store kind", "ExternalSecret", func(m map[string]any) {
+		mapAt(m, "spec", "secretStoreRef")["kind"] = "Store"
+	}, "secretStoreRef.kind"},
+	{"Application without a project", "Application", func(m map[string]any) {
+		delete(mapAt(m, "spec"), "project")
+	}, "spec.project"},
+	{"KafkaUser ACL operation misspelt", "KafkaUser", func(m map[string]any) {
+		list(m, "spec", "authorization", "acls")[0].(map[string]any)["operations"] = []any{"Reed"}
+	}, "operations"},
+	{"KafkaUser authentication type", "KafkaUser", func(m map[string]any) {
+		mapAt(m, "spec", "authentication")["type"] = "scram-sha-1"
+	}, "authentication.type"},
+	{"Kafka authorization type", "Kafka", func(m map[string]any) {
+		mapAt(m, "spec", "kafka", "authorization")["type"] = "acl"
+	}, "authorization.type"},
+	{"PodMonitor scheme", "PodMonitor", func(m map[string]any) {
+		list(m, "spec", "podMetricsEndpoints")[0].(map[string]any)["scheme"] = "tcp"
+	}, "scheme"},
 }
 
 // mutate returns a deep copy of o with change applied to it.

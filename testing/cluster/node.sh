@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# A bounded try at a single-node Kubernetes on this machine (issue 13, the stretch): Debian's
+# containerd and CNI plugins plus a kubelet, kube-controller-manager and kube-scheduler built
+# from the same k8s.io/kubernetes module as testing/cluster/apiserver.sh, against its server.
+# Not part of any CI step; k8s/README.md ("A single node: what was tried") says what happened.
+#
+#   node.sh install   apiserver.sh install, then build kubelet, kube-controller-manager and
+#                     kube-scheduler into the same cache, and the pause image; apt-get install
+#                     containerd and containernetworking-plugins (needs the network)
+#   node.sh start     apiserver.sh start, then containerd, kube-controller-manager,
+#                     kube-scheduler and kubelet; waits up to 120 s for the Node to be Ready
+#   node.sh smoke     a Deployment of 2 pause pods, scheduled and Running, then deleted
+#   node.sh stop      stop all four, remove the containers, the kubelet's mount and its
+#                     cgroups (apiserver.sh stop stops the server)
+#   node.sh status    what is running
+#
+# NODE_NETNS names a network namespace (made with `ip netns add NAME; ip netns exec NAME ip
+# link set lo up`); everything runs in it through `nsenter --net`, NOT `ip netns exec`: that
+# one also mounts a fresh /sys, which has no cgroup mounts, and the kubelet then fails with
+# "failed to get mounted cgroup subsystems: failed to find cgroup mounts". The kubelet's
+# iptables rules and the CNI bridge stay inside the namespace. Inside it, a veth pair gives the
+# node the address 10.200.0.1 (the kubelet refuses a loopback node IP).
+#
+# What this machine needs (each found by a failure, see k8s/README.md):
+#   - failCgroupV1: false (cgroup v1, hybrid);
+#   - protectKernelDefaults: true, so the kubelet never sets the host's kernel.panic,
+#     kernel.panic_on_oops or vm.overcommit_memory; it then refuses to start unless it reads
+#     the values it wants, so it runs in its own mount namespace with files holding them
+#     bind-mounted over those /proc/sys entries (the host's values stay as they are);
+#   - restrict_oom_score_adj in containerd: the pause container's oom_score_adj -998 needs
+#     CAP_SYS_RESOURCE, which this machine does not have;
+#   - a locally made pause image (no registry is reachable);
+#   - lower eviction thresholds: the shared disk is 88% full, over the default 85%.
+set -euo pipefail
+SERVICE=node
+# shellcheck source=../services/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../services/lib.sh"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+APISERVER="$HERE/apiserver.sh"
+
+K8S_VERSION="${K8S_VERSION:-v1.36.3}"
+BUILD_DIR="$HAADE_CACHE/k8s-apiserver/kubernetes-$K8S_VERSION"
+BIN_DIR="$BUILD_DIR/bin"
+RUN_DIR="$HAADE_RUN/k8s-apiserver"
+PKI="$RUN_DIR/pki"
+NODE_DIR="$HAADE_RUN/k8s-node"
+NODE_NAME="${NODE_NAME:-haade-node}"
+NODE_NETNS="${NODE_NETNS:-}"
+NODE_IP=10.200.0.1
+IN_NS=(nsenter "--net=/var/run/netns/$NODE_NETNS")
+KC="$RUN_DIR/kubeconfig"
+NICE=(nice -n 19)
+PAUSE_IMAGE=registry.k8s.io/pause:3.10
+
+build_one() { # build_one NAME PACKAGE
+	local name="$1" pkg="$2" t0=$SECONDS lf="$LOG_DIR/build-$1.log"
+	[[ -x "$BIN_DIR/$name" ]] && return 0
+	log "building $name ($pkg)"
+	if ! (cd "$BUILD_DIR/src" && GOFLAGS="-mod=mod -buildvcs=false -trimpath" GOTOOLCHAIN=local CGO_ENABLED=0 \
+		"${NICE[@]}" go build -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION" \
+		-o "$BIN_DIR/$name.tmp" "$pkg") >"$lf" 2>&1; then
+		tail_log "$lf" 60
+		die "building $name failed"
+	fi
+	mv "$BIN_DIR/$name.tmp" "$BIN_DIR/$name"
+	log "built $name in $((SECONDS - t0))s"
+	echo "$name $((SECONDS - t0))s" >>"$BUILD_DIR/build-times"
+}
+
+# No registry is reachable, so the pod sandbox image registry.k8s.io/pause is made here: a
+# static Go binary that waits for SIGTERM, in a one-layer OCI archive written by Python.
+build_pause() {
+	local dir="$BUILD_DIR/pause"
+	[[ -f "$dir/pause.tar" ]] && return 0
+	mkdir -p "$dir"
+	cat >"$dir/main.go" <<'EOF'
+// Command pause holds a pod sandbox's namespaces until it is signalled.
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
+	<-c
+}
+EOF
+	printf 'module pause\n\ngo 1.26\n' >"$dir/go.mod"
+	(cd "$dir" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false "${NICE[@]}" go build -trimpath -ldflags=-s -o pause .)
+	python3 - "$dir/pause" "$dir/pause.tar" "$PAUSE_IMAGE" <<'EOF'
+import gzip, hashlib, io, json, sys, tarfile
+binpath, out, ref = sys.argv[1:4]
+def digest(b): return "sha256:" + hashlib.sha256(b).hexdigest()
+def entry(t, name, b, mode=0o644):
+    ti = tarfile.TarInfo(name); ti.size = len(b); ti.mode = mode; ti.mtime = 0
+    t.addfile(ti, io.BytesIO(b))
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w") as t:
+    entry(t, "pause", open(binpath, "rb").read(), 0o755)
+layer = buf.getvalue()
+layer_gz = gzip.compress(layer, mtime=0)
+config = json.dumps({"architecture": "amd64", "os": "linux",
+    "config": {"Entrypoint": ["/pause"], "User": "65535:65535"},
+    "rootfs": {"type": "layers", "diff_ids": [digest(layer)]}}).encode()
+manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+    "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest(config), "size": len(config)},
+    "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": digest(layer_gz), "size": len(layer_gz)}]}).encode()
+index = json.dumps({"schemaVersion": 2, "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+    "digest": digest(manifest), "size": len(manifest),
+    "annotations": {"org.opencontainers.image.ref.name": ref, "io.containerd.image.name": ref}}]}).encode()
+with tarfile.open(out, "w") as t:
+    entry(t, "oci-layout", b'{"imageLayoutVersion": "1.0.0"}')
+    entry(t, "index.json", index)
+    for b in (layer_gz, config, manifest):
+        entry(t, "blobs/sha256/" + digest(b)[7:], b)
+EOF
+}
+
+install() {
+	"$APISERVER" install
+	build_pause
+	build_one kubelet k8s.io/kubernetes/cmd/kubelet
+	build_one kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+	build_one kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+	if ! command -v containerd >/dev/null || [[ ! -x /usr/lib/cni/bridge ]]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends containerd containernetworking-plugins
+	fi
+}
+
+write_configs() {
+	mkdir -p "$NODE_DIR"/{containerd/root,containerd/state,cni,kubelet,manifests}
+	cat >"$NODE_DIR/containerd.toml" <<EOF
+version = 2
+root = "$NODE_DIR/containerd/root"
+state = "$NODE_DIR/containerd/state"
+[grpc]
+  address = "$NODE_DIR/containerd.sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$NODE_DIR/cni"
+EOF
+	cat >"$NODE_DIR/cni/10-haade.conflist" <<EOF
+{"cniVersion": "1.0.0", "name": "haade", "plugins": [
+  {"type": "bridge", "bridge": "haade0", "isGateway": true, "ipMasq": true,
+   "ipam": {"type": "host-local", "dataDir": "$NODE_DIR/cni-ipam", "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+  {"type": "portmap", "capabilities": {"portMappings": true}}]}
+EOF
+	cat >"$NODE_DIR/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: 127.0.0.1
+healthzBindAddress: 127.0.0.1
+readOnlyPort: 0
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+  x509: {clientCAFile: $PKI/ca.crt}
+authorization: {mode: AlwaysAllow}
+cgroupDriver: cgroupfs
+failCgroupV1: false
+protectKernelDefaults: true
+failSwapOn: false
+containerRuntimeEndpoint: unix://$NODE_DIR/containerd.sock
+staticPodPath: $NODE_DIR/manifests
+resolvConf: /etc/resolv.conf
+podLogsDir: $NODE_DIR/pod-logs
+clusterDomain: cluster.local
+clusterDNS: [10.96.0.10]
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 2%
+  imagefs.available: 2%
+EOF
+	mkdir -p "$NODE_DIR/sysctl"
+	echo 10 >"$NODE_DIR/sysctl/panic"
+	echo 1 >"$NODE_DIR/sysctl/panic_on_oops"
+	echo 1 >"$NODE_DIR/sysctl/overcommit_memory"
+	cat >"$NODE_DIR/kubelet-wrap.sh" <<EOF
+#!/bin/bash
+# Run by unshare -m: these bind mounts exist in the kubelet's mount namespace only.
+set -e
+mount --bind $NODE_DIR/sysctl/panic /proc/sys/kernel/panic
+mount --bind $NODE_DIR/sysctl/panic_on_oops /proc/sys/kernel/panic_on_oops
+mount --bind $NODE_DIR/sysctl/overcommit_memory /proc/sys/vm/overcommit_memory
+exec "\$@"
+EOF
+	chmod +x "$NODE_DIR/kubelet-wrap.sh"
+}
+
+kctl() { "${IN_NS[@]}" "$BIN_DIR/kubectl" --kubeconfig "$KC" "$@"; }
+ctr_() { "${IN_NS[@]}" ctr --address "$NODE_DIR/containerd.sock" -n k8s.io "$@"; }
+
+start() {
+	"${IN_NS[@]}" "$APISERVER" start
+	write_configs
+	if ! ip netns exec "$NODE_NETNS" ip link show hapi0 >/dev/null 2>&1; then
+		ip netns exec "$NODE_NETNS" ip link add hapi0 type veth peer name hapi1
+		ip netns exec "$NODE_NETNS" ip addr add "$NODE_IP/24" dev hapi0
+		ip netns exec "$NODE_NETNS" ip link set hapi0 up
+		ip netns exec "$NODE_NETNS" ip link set hapi1 up
+	fi
+	is_running containerd || spawn containerd "${IN_NS[@]}" containerd --config "$NODE_DIR/containerd.toml"
+	wait_until containerd 30 "containerd socket" test -S "$NODE_DIR/containerd.sock"
+	ctr_ images import "$BUILD_DIR/pause/pause.tar" >/dev/null
+	is_running kube-controller-manager || spawn kube-controller-manager "${IN_NS[@]}" "$BIN_DIR/kube-controller-manager" \
+		--kubeconfig="$KC" --authentication-kubeconfig="$KC" --authorization-kubeconfig="$KC" \
+		--bind-address=127.0.0.1 --secure-port=10257 --leader-elect=false \
+		--service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt" \
+		--cluster-signing-cert-file="$PKI/ca.crt" --cluster-signing-key-file="$PKI/ca.key" \
+		--use-service-account-credentials=false --controllers='*,-bootstrapsigner,-tokencleaner'
+	is_running kube-scheduler || spawn kube-scheduler "${IN_NS[@]}" "$BIN_DIR/kube-scheduler" \
+		--kubeconfig="$KC" --authentication-kubeconfig="$KC" --authorization-kubeconfig="$KC" \
+		--bind-address=127.0.0.1 --secure-port=10259 --leader-elect=false
+	# A Node left from an earlier run would look Ready before this kubelet has said anything.
+	is_running kubelet || kctl delete node "$NODE_NAME" --ignore-not-found >/dev/null
+	is_running kubelet || spawn kubelet "${IN_NS[@]}" unshare -m --propagation slave "$NODE_DIR/kubelet-wrap.sh" \
+		"$BIN_DIR/kubelet" --config="$NODE_DIR/kubelet.yaml" \
+		--kubeconfig="$KC" --root-dir="$NODE_DIR/kubelet" --cert-dir="$NODE_DIR/kubelet/pki" \
+		--hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --v=2
+	local deadline=$((SECONDS + 120))
+	while ((SECONDS < deadline)); do
+		if kctl get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -q True; then
+			log "node $NODE_NAME is Ready"
+			kctl get nodes -o wide >&2
+			return 0
+		fi
+		is_running kubelet || fail_with_log "$(log_file kubelet)" "kubelet exited"
+		sleep 2
+	done
+	kctl get nodes -o wide >&2 || true
+	fail_with_log "$(log_file kubelet)" "node $NODE_NAME not Ready within 120 s"
+}
+
+smoke() {
+	kctl delete deployment haade-smoke --ignore-not-found --wait=true >/dev/null
+	kctl create deployment haade-smoke --image="$PAUSE_IMAGE" --replicas=2 >/dev/null
+	kctl patch deployment haade-smoke --type=json \
+		-p '[{"op":"add","path":"/spec/template/spec/containers/0/imagePullPolicy","value":"Never"}]' >/dev/null
+	if ! kctl rollout status deployment/haade-smoke --timeout=120s; then
+		kctl get pods -o wide >&2
+		kctl get events --field-selector type=Warning >&2
+		die "the smoke Deployment did not become available"
+	fi
+	kctl get pods -o wide >&2
+	kctl delete deployment haade-smoke --wait=true >/dev/null
+	log "2 pods scheduled on $NODE_NAME and Running; deleted again"
+}
+
+stop() {
+	local c d
+	stop_pid kubelet 30
+	stop_pid kube-scheduler 30
+	stop_pid kube-controller-manager 30
+	if is_running containerd; then
+		for c in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks kill -s KILL "$c" || true; done
+		sleep 2
+		for c in $(ctr_ containers ls -q 2>/dev/null); do ctr_ tasks rm -f "$c" >/dev/null 2>&1 || true; ctr_ containers rm "$c" || true; done
+	fi
+	stop_pid containerd 30
+	if mountpoint -q "$NODE_DIR/kubelet"; then umount "$NODE_DIR/kubelet"; fi
+	# The CNI plugins keep their per-container results there; empty once the pods are gone.
+	rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null || true
+	for d in /sys/fs/cgroup/*/kubepods; do
+		[[ -d "$d" ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
+}
+
+status() {
+	local n
+	for n in containerd kube-controller-manager kube-scheduler kubelet; do
+		if is_running "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
+	done
+}
+
+need_netns() {
+	[[ -n "$NODE_NETNS" && -e "/var/run/netns/$NODE_NETNS" ]] ||
+		die "NODE_NETNS must name a network namespace (ip netns add NAME); got '$NODE_NETNS'"
+}
+
+case "${1:-}" in
+install) install ;;
+start | smoke | stop) need_netns ;;&
+start) start ;;
+smoke) smoke ;;
+stop) stop ;;
+status) status ;;
+*) echo "usage: $0 install|start|smoke|stop|status" >&2; exit 2 ;;
+esac
