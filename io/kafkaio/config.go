@@ -66,6 +66,10 @@ type Config struct {
 	// IdleWait is how long a caught-up partition waits before it polls
 	// again. Default 100ms.
 	IdleWait time.Duration
+	// CaughtUpWait is how long a live partition that a call read up to the
+	// log's end waits before its next call: bundles, and so data files, of
+	// at least that spacing, at the cost of as much freshness. Default 50ms.
+	CaughtUpWait time.Duration
 	// FetchMaxPartitionBytes bounds one fetch of one partition. Default
 	// 1 MiB, Kafka's own max.partition.fetch.bytes. Each partition's client
 	// keeps one fetch buffered ahead, decompressed, while the bundle reads
@@ -91,6 +95,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdleWait <= 0 {
 		c.IdleWait = 100 * time.Millisecond
+	}
+	if c.CaughtUpWait <= 0 {
+		c.CaughtUpWait = 50 * time.Millisecond
 	}
 	if c.FetchMaxPartitionBytes <= 0 {
 		c.FetchMaxPartitionBytes = 1 << 20

@@ -153,7 +153,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 	behind := false // the call was made long: the partition was far behind
 	var last mtime.Time
 	first := mtime.MaxTimestamp // the stamp of this call's first batch
-	idle := false
+	idle, caughtUp := false, false
 	for time.Now().Before(deadline) {
 		if stopped(f.Constructed) {
 			putConsumer(f.ReadID, p.ID, c)
@@ -238,7 +238,8 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			break
 		}
 		if lag == 0 && !behind {
-			break // what there was is read: let the bundle end
+			caughtUp = true // what there was is read: let the bundle end
+			break
 		}
 	}
 	putConsumer(f.ReadID, p.ID, c)
@@ -254,8 +255,11 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 	}
 	we.advance(now)
 	we.publish(min(first, now))
-	if idle {
+	switch {
+	case idle:
 		return sdf.ResumeProcessingIn(f.Cfg.IdleWait), nil
+	case caughtUp:
+		return sdf.ResumeProcessingIn(f.Cfg.CaughtUpWait), nil
 	}
 	return sdf.ResumeProcessingIn(0), nil
 }

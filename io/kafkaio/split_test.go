@@ -142,7 +142,8 @@ func TestReadCallPublishesFirstRecord(t *testing.T) {
 
 // TestLiveCallEndsCaughtUp: a live call returns once a poll has read its
 // partition up to the log's end, instead of polling on until its
-// CallDuration, and asks to resume at once (records may be arriving).
+// CallDuration, and asks to resume after CaughtUpWait (records may be
+// arriving; not at once, which would make a bundle, and files, per poll).
 // Prism runs the calls of every partition in one bundle, one after
 // another: 250 ms each held a live stream's windows back by 2 s.
 func TestLiveCallEndsCaughtUp(t *testing.T) {
@@ -155,8 +156,8 @@ func TestLiveCallEndsCaughtUp(t *testing.T) {
 	start := time.Now()
 	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(_ beam.EventTime, b Batch) { n += len(b.Records) })
 	took := time.Since(start)
-	if err != nil || !pc.ShouldResume() || pc.ResumeDelay() != 0 {
-		t.Fatalf("ProcessElement = %+v, %v; want a resume without delay", pc, err)
+	if err != nil || !pc.ShouldResume() || pc.ResumeDelay() != f.Cfg.CaughtUpWait {
+		t.Fatalf("ProcessElement = %+v, %v; want a resume after CaughtUpWait %v", pc, err, f.Cfg.CaughtUpWait)
 	}
 	if n != 100 {
 		t.Errorf("emitted %d records, want 100", n)
