@@ -391,7 +391,8 @@ produce() {
 
 print_env() {
 	local s
-	s=$(render Job bronze-submit bronze)
+	mkdir -p "$STATE/vol/env"
+	s=$(RENDER_POD_IP="${IP[bronze-submit]}" render Job bronze-submit bronze "$STATE/vol/env")
 	cat <<EOF
 PODS_FLINK_REST=http://127.0.0.1:$REST_PORT
 PODS_S3_ENDPOINT=http://127.0.0.1:$S3_PORT
