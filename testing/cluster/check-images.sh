@@ -44,7 +44,8 @@ kubectl kustomize "$ROOT/k8s/overlays/dev" >"$RENDERED"
 # The volumes: directories owned by each container's user.
 pvc=$(mktemp -d)
 chmod 755 "$pvc"
-render() { python3 "$ROOT/testing/cluster/render.py" "$@" <"$RENDERED"; }
+# One pod: every container's own address (fieldRef status.podIP) is 127.0.0.1.
+render() { RENDER_POD_IP=127.0.0.1 python3 "$ROOT/testing/cluster/render.py" "$@" <"$RENDERED"; }
 
 fails=0
 ok() { log "ok: $*"; }
