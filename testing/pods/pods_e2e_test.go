@@ -290,7 +290,7 @@ func TestPodsBronze(t *testing.T) {
 	// 1. Produce, then submit: the submit pod exits 0 (--async) with the job RUNNING.
 	mustPods(t, 5*time.Minute, "produce", "--topic="+topic, "--count="+fmt.Sprint(firstBatch), "--seed=1")
 	tSubmit := time.Now()
-	mustPods(t, 10*time.Minute, "submit")
+	submit(t, env, 1)
 	t.Logf("bronze-submit exited 0 in %v", time.Since(tSubmit).Round(time.Second))
 	log1, err := os.ReadFile(filepath.Join(env["PODS_STATE"], "submit-1.log"))
 	if err != nil {
@@ -358,7 +358,7 @@ func TestPodsBronze(t *testing.T) {
 	// 3. Delete and recreate the submit pod: it exits 0 and no second Flink job starts.
 	jobsBefore := fl.jobs(t)
 	mustPods(t, time.Minute, "delete-submit")
-	mustPods(t, 10*time.Minute, "submit")
+	submit(t, env, 2)
 	log2, err := os.ReadFile(filepath.Join(env["PODS_STATE"], "submit-2.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -388,6 +388,21 @@ func TestPodsBronze(t *testing.T) {
 		t.Errorf("%d dead letters, want 0; first: %s", len(dlq), dlq[0].Error)
 	}
 	t.Logf("the whole run took %v", time.Since(t0).Round(time.Second))
+}
+
+// submit runs the n-th submit pod; when it fails, the test fails with its
+// log and the ends of the job server's and the JobManager's.
+func submit(t *testing.T, env map[string]string, n int) {
+	t.Helper()
+	if _, err := pods(t, 10*time.Minute, "submit"); err != nil {
+		b, _ := os.ReadFile(filepath.Join(env["PODS_STATE"], fmt.Sprintf("submit-%d.log", n)))
+		t.Logf("the submit pod's log:\n%s", b)
+		for _, c := range []string{"haade-pod-beam-jobserver-jobserver", "haade-pod-jobmanager-flink-main-container"} {
+			out, _ := exec.Command("podman", "logs", "--tail", "40", c).CombinedOutput()
+			t.Logf("podman logs %s:\n%s", c, out)
+		}
+		t.Fatal(err)
+	}
 }
 
 func mustCatalog(t *testing.T, env map[string]string) catalog.Catalog {
