@@ -134,7 +134,11 @@ def flink_conf(fd, component, pod_ip):
         "jobmanager.bind-host": "0.0.0.0", "blob.server.port": "6124",
         "jobmanager.memory.process.size": mem("jobManager"),
         "taskmanager.memory.process.size": mem("taskManager"),
-        "taskmanager.bind-host": "0.0.0.0", "taskmanager.rpc.port": "6122",
+        # taskmanager.rpc.port stays Flink's default, a free port: a TaskManager
+        # pod restarted in place keeps its IP, and the JobManager's Pekko
+        # refuses a new incarnation at the old host:port ("read-only
+        # association"). Kubernetes replaces a deleted pod with a new IP instead.
+        "taskmanager.bind-host": "0.0.0.0",
     })
     if component == "taskmanager":
         conf["taskmanager.host"] = pod_ip
