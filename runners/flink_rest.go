@@ -110,8 +110,10 @@ func (r *FlinkREST) ActiveJobs(ctx context.Context, name string) ([]FlinkJob, er
 }
 
 // flinkJobIs says whether a Flink job name is the Beam job name's. Beam's
-// portable runner names the Flink job <name>-<user>-<MMddHHmmss>-<8 hex>
-// (seen with the 2.62 job server: "bronze-root-1201095924-b01cdc8a").
+// portable runner names the Flink job <name>-<user>-<MMddHHmmss>-<hex>
+// (seen with the 2.62 job server: "bronze-root-1201095924-b01cdc8a"). The
+// hex is a random int unpadded (Java's Integer.toHexString): 1 to 8 digits,
+// e.g. "bronze-9999-1202002343-788196d" in the pod test.
 func flinkJobIs(flinkName, name string) bool {
 	if flinkName == name {
 		return true
@@ -120,7 +122,7 @@ func flinkJobIs(flinkName, name string) bool {
 	return ok && beamJobSuffix.MatchString(rest)
 }
 
-var beamJobSuffix = regexp.MustCompile(`^-.+-[0-9]{10}-[0-9a-f]{8}$`)
+var beamJobSuffix = regexp.MustCompile(`^-.+-[0-9]{10}-[0-9a-f]{1,8}$`)
 
 // Cancel cancels a job (PATCH /jobs/:id?mode=cancel) and waits up to wait
 // for it to leave the active states.

@@ -44,7 +44,8 @@ kubectl kustomize "$ROOT/k8s/overlays/dev" >"$RENDERED"
 # The volumes: directories owned by each container's user.
 pvc=$(mktemp -d)
 chmod 755 "$pvc"
-render() { python3 "$ROOT/testing/cluster/render.py" "$@" <"$RENDERED"; }
+# One pod: every container's own address (fieldRef status.podIP) is 127.0.0.1.
+render() { RENDER_POD_IP=127.0.0.1 python3 "$ROOT/testing/cluster/render.py" "$@" <"$RENDERED"; }
 
 fails=0
 ok() { log "ok: $*"; }
@@ -136,6 +137,9 @@ podman run -d --pod "$POD" --name "$POD-kafka" --user 1001:1001 --read-only --ca
 wait_for 180 "Kafka listens on 9092" podman exec "$POD-kafka" grep -qE ':2384 0+:0000 0A ' /proc/net/tcp /proc/net/tcp6 ||
 	podman logs --tail 20 "$POD-kafka" >&2 || true
 brokers=$(sed -n 's/^  HAADE_BROKERS: //p' "$RENDERED" | head -n1)
+# The overlay's listener is TLS + SCRAM on 9094, which Strimzi would run
+# (testing/cluster/pods.sh does); this check's Kafka has the plaintext 9092.
+brokers="${brokers%:*}:9092"
 topic=$(sed -n 's/^  HAADE_TOPIC: //p' "$RENDERED" | head -n1)
 if out=$(podman run --rm --pod "$POD" --user 65532:65532 --read-only --cap-drop=ALL --entrypoint /opt/haade/produce \
 	localhost/haade:dev --brokers="$brokers" --topic="$topic" --partitions-create=8 --replication-factor=1 \
@@ -171,7 +175,10 @@ conf = {k: v for k, v in fd["spec"]["flinkConfiguration"].items()
         if not k.startswith(("high-availability", "kubernetes."))}
 conf.update({
     "jobmanager.rpc.address": "localhost", "rest.port": "8081", "rest.address": "localhost",
-    "jobmanager.memory.process.size": "1024m", "taskmanager.memory.process.size": "1280m",
+    # The FlinkDeployment's sizes (a smaller TaskManager cannot hold its
+    # 512m task off-heap).
+    "jobmanager.memory.process.size": str(fd["spec"]["jobManager"]["resource"]["memory"]),
+    "taskmanager.memory.process.size": str(fd["spec"]["taskManager"]["resource"]["memory"]),
     "metrics.reporter.prom.port": "9249-9250",
 })
 with open(sys.argv[2], "w") as f:

@@ -178,7 +178,12 @@ build_flink() {
 	ctx=$(mktemp -d)
 	cp -al "$beam/libs" "$ctx/libs" 2>/dev/null || cp -a "$beam/libs" "$ctx/libs"
 	cp -a "$beam/plugins" "$ctx/plugins"
-	cp "$beam/patch/JobServerMain.class" "$ctx/"
+	# A jar, not a class directory: a job sent to a remote cluster ships the
+	# job server's class path as jars, and a directory on it fails the job
+	# ("Problem with jar file /opt/beam/main"). No manifest (M): the same
+	# bytes every time, so the image stays cached.
+	"${JAR:-jar}" cfM "$ctx/haade-jobserver-main.jar" -C "$beam/patch" JobServerMain.class ||
+		die "could not pack JobServerMain.class into a jar"
 	build jobserver "$ctx"
 	rm -rf "$ctx"
 

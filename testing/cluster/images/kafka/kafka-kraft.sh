@@ -1,6 +1,8 @@
 #!/bin/bash
 # Formats the KRaft storage on first start, then runs the combined node.
 #   KAFKA_NODE_ID (1), KAFKA_CLUSTER_ID (fixed dev id), KAFKA_ADVERTISED (host:9092)
+#   KAFKA_CONF_EXTRA: a file of server properties appended (later keys win), e.g.
+#   the listeners, TLS and authorizer Strimzi would configure (testing/cluster/pods.sh)
 set -euo pipefail
 id=${KAFKA_NODE_ID:-1}
 cluster=${KAFKA_CLUSTER_ID:-haadedevclusterid00001}
@@ -22,6 +24,10 @@ transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 auto.create.topics.enable=false
 PROPS
+if [[ -n "${KAFKA_CONF_EXTRA:-}" ]]; then
+  printf '\n# %s\n' "$KAFKA_CONF_EXTRA" >>"$conf"
+  cat "$KAFKA_CONF_EXTRA" >>"$conf"
+fi
 java_opts=(${KAFKA_HEAP_OPTS:--Xmx512m -Xms256m} -Djava.awt.headless=true -Dkafka.logs.dir="$LOG_DIR" -cp '/opt/kafka/libs/*')
 [[ -f $KAFKA_DATA/data/meta.properties ]] || java "${java_opts[@]}" kafka.tools.StorageTool format -t "$cluster" -c "$conf"
 exec java "${java_opts[@]}" kafka.Kafka "$conf"
