@@ -3,8 +3,8 @@ package k8s_test
 import (
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // TestGoMemoryLimit: every container that runs the HAADE image under a
