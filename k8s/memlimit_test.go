@@ -1,6 +1,7 @@
 package k8s_test
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,44 +20,32 @@ func TestGoMemoryLimit(t *testing.T) {
 	for _, dir := range overlays {
 		t.Run(dir, func(t *testing.T) {
 			checked := 0
-			for _, o := range kustomizeBuild(t, dir) {
-				pods, err := podTemplates(o)
+			eachContainer(t, dir, func(o object, p podTemplate, c corev1.Container) {
+				if name, _, _ := splitImage(c.Image); !haadeImages[name] {
+					return
+				}
+				limit, ok := c.Resources.Limits[corev1.ResourceMemory]
+				if !ok {
+					return
+				}
+				where := o.id() + " " + p.Where + " container " + c.Name
+				checked++
+				e, ok := envVar(c, "GOMEMLIMIT")
+				if !ok || e.Value == "" {
+					t.Errorf("%s: memory limit %s and no GOMEMLIMIT: set it to 75-90%% of the limit, for example %dMiB", where, limit.String(), limit.Value()*9/10>>20)
+					return
+				}
+				// GOMEMLIMIT takes B, KiB, MiB, GiB or TiB; resource
+				// quantities take the same suffixes without the B.
+				soft, err := resource.ParseQuantity(strings.TrimSuffix(e.Value, "B"))
 				if err != nil {
-					t.Fatal(err)
+					t.Errorf("%s: GOMEMLIMIT=%q: %v", where, e.Value, err)
+					return
 				}
-				for _, p := range pods {
-					for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
-						if name, _, _ := splitImage(c.Image); !haadeImages[name] {
-							continue
-						}
-						limit, ok := c.Resources.Limits[corev1.ResourceMemory]
-						if !ok {
-							continue
-						}
-						where := o.id() + " " + p.Where + " container " + c.Name
-						checked++
-						e, ok := envVar(c, "GOMEMLIMIT")
-						if !ok || e.Value == "" {
-							t.Errorf("%s: memory limit %s and no GOMEMLIMIT: set it to 75-90%% of the limit, for example %dMiB", where, limit.String(), limit.Value()*9/10>>20)
-							continue
-						}
-						// GOMEMLIMIT takes B, KiB, MiB, GiB or TiB; resource
-						// quantities take the same suffixes without the B.
-						v := e.Value
-						if n := len(v); n > 1 && v[n-1] == 'B' {
-							v = v[:n-1]
-						}
-						soft, err := resource.ParseQuantity(v)
-						if err != nil {
-							t.Errorf("%s: GOMEMLIMIT=%q: %v", where, e.Value, err)
-							continue
-						}
-						if r := float64(soft.Value()) / float64(limit.Value()); r < 0.75 || r > 0.9 {
-							t.Errorf("%s: GOMEMLIMIT=%s is %.0f%% of the memory limit %s, want 75-90%%", where, e.Value, 100*r, limit.String())
-						}
-					}
+				if r := float64(soft.Value()) / float64(limit.Value()); r < 0.75 || r > 0.9 {
+					t.Errorf("%s: GOMEMLIMIT=%s is %.0f%% of the memory limit %s, want 75-90%%", where, e.Value, 100*r, limit.String())
 				}
-			}
+			})
 			if checked < 3 {
 				t.Errorf("%d HAADE containers with a memory limit, want at least the worker pool, maintain and the submit Job", checked)
 			}

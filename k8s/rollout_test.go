@@ -14,6 +14,23 @@ import (
 // artifact in dev, the released image in prod.
 var haadeImages = map[string]bool{"haade": true, "ghcr.io/haade/haade": true}
 
+// eachContainer calls fn for every container, init containers first, of
+// every pod template in the rendered overlay dir.
+func eachContainer(t *testing.T, dir string, fn func(o object, p podTemplate, c corev1.Container)) {
+	t.Helper()
+	for _, o := range kustomizeBuild(t, dir) {
+		pods, err := podTemplates(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods {
+			for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+				fn(o, p, c)
+			}
+		}
+	}
+}
+
 // splitImage returns an image reference's name, tag and digest.
 func splitImage(ref string) (name, tag, digest string) {
 	name = ref
@@ -38,37 +55,29 @@ var immutableTag = regexp.MustCompile(`^(v?\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?|\$ARGO
 func TestImagesRollOut(t *testing.T) {
 	for _, dir := range overlays {
 		t.Run(dir, func(t *testing.T) {
-			for _, o := range kustomizeBuild(t, dir) {
-				pods, err := podTemplates(o)
-				if err != nil {
-					t.Fatal(err)
+			eachContainer(t, dir, func(o object, p podTemplate, c corev1.Container) {
+				if c.Image == "" {
+					return // the FlinkDeployment's main container takes spec.image
 				}
-				for _, p := range pods {
-					for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
-						if c.Image == "" {
-							continue // the FlinkDeployment's main container takes spec.image
-						}
-						name, tag, digest := splitImage(c.Image)
-						if !haadeImages[name] {
-							continue // third-party images: pinned by digest (TestOverlays)
-						}
-						where := o.id() + " " + p.Where + " container " + c.Name
-						if c.ImagePullPolicy != corev1.PullIfNotPresent {
-							t.Errorf("%s: imagePullPolicy %q, want IfNotPresent (a loaded dev image cannot be pulled)", where, c.ImagePullPolicy)
-						}
-						switch {
-						case digest != "":
-						case dir == "overlays/dev":
-							// Skaffold replaces the bare artifact name with its tag.
-							if c.Image != "haade" {
-								t.Errorf("%s: image %q: dev runs the bare Skaffold artifact \"haade\", which Skaffold tags per build", where, c.Image)
-							}
-						case !immutableTag.MatchString(tag):
-							t.Errorf("%s: image %q: tag %q is mutable; use a release, a commit or a digest", where, c.Image, tag)
-						}
+				name, tag, digest := splitImage(c.Image)
+				if !haadeImages[name] {
+					return // third-party images: pinned by digest (TestOverlays)
+				}
+				where := o.id() + " " + p.Where + " container " + c.Name
+				if c.ImagePullPolicy != corev1.PullIfNotPresent {
+					t.Errorf("%s: imagePullPolicy %q, want IfNotPresent (a loaded dev image cannot be pulled)", where, c.ImagePullPolicy)
+				}
+				switch {
+				case digest != "":
+				case dir == "overlays/dev":
+					// Skaffold replaces the bare artifact name with its tag.
+					if c.Image != "haade" {
+						t.Errorf("%s: image %q: dev runs the bare Skaffold artifact \"haade\", which Skaffold tags per build", where, c.Image)
 					}
+				case !immutableTag.MatchString(tag):
+					t.Errorf("%s: image %q: tag %q is mutable; use a release, a commit or a digest", where, c.Image, tag)
 				}
-			}
+			})
 		})
 	}
 
