@@ -83,6 +83,14 @@ func (r *FlinkREST) do(ctx context.Context, method, path string, out any) error 
 	return nil
 }
 
+// Get decodes the JSON answer of GET path (for example
+// "/jobs/:id/checkpoints") into out, for the endpoints this client has no
+// method of its own for. An answer that is not 2xx is an ErrFlinkREST that
+// holds the status and the body.
+func (r *FlinkREST) Get(ctx context.Context, path string, out any) error {
+	return r.do(ctx, http.MethodGet, path, out)
+}
+
 // Jobs lists every job the cluster knows (GET /jobs/overview).
 func (r *FlinkREST) Jobs(ctx context.Context) ([]FlinkJob, error) {
 	var body struct {

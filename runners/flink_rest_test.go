@@ -3,6 +3,7 @@ package runners
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -86,6 +87,27 @@ func TestFlinkRESTActiveJobsAndCancel(t *testing.T) {
 	}
 	if _, err := r.WaitRunning(ctx, "bronze", 100*time.Millisecond); err == nil {
 		t.Error("WaitRunning on a cancelled job: want an error after the wait")
+	}
+}
+
+func TestFlinkRESTGet(t *testing.T) {
+	jm := &fakeJobManager{jobs: []FlinkJob{{ID: "a1", Name: "bronze", State: "RUNNING"}}}
+	srv := httptest.NewServer(jm)
+	defer srv.Close()
+	r, err := NewFlinkREST(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j FlinkJob
+	if err := r.Get(context.Background(), "/jobs/a1", &j); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(FlinkJob{ID: "a1", Name: "bronze", State: "RUNNING"}, j); diff != "" {
+		t.Errorf("GET /jobs/a1 (-want +got):\n%s", diff)
+	}
+	err = r.Get(context.Background(), "/jobs/zz", &j)
+	if !errors.Is(err, ErrFlinkREST) || !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "Job could not be found") {
+		t.Errorf("GET of an unknown job: %v; want ErrFlinkREST with the status and Flink's message", err)
 	}
 }
 

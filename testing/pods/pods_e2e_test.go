@@ -6,9 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/transforms/tables"
 )
@@ -96,19 +95,10 @@ func parseEnv(s string) map[string]string {
 }
 
 // flink is the JobManager's REST API, published on 127.0.0.1.
-type flink struct{ base string }
+type flink struct{ rest *runners.FlinkREST }
 
 func (f flink) get(path string, out any) error {
-	c := http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get(f.base + path)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
+	return f.rest.Get(context.Background(), path, out)
 }
 
 type job struct {
@@ -282,7 +272,7 @@ func TestPodsBronze(t *testing.T) {
 	t.Logf("the pods are up in %v", time.Since(t0).Round(time.Second))
 	env := parseEnv(mustPods(t, time.Minute, "env"))
 	topic := env["PODS_TOPIC"]
-	fl := flink{base: env["PODS_FLINK_REST"]}
+	fl := flink{rest: &runners.FlinkREST{Base: env["PODS_FLINK_REST"]}}
 	if jobs := fl.jobs(t); len(jobs) != 0 {
 		t.Fatalf("a new cluster already has Flink jobs: %+v", jobs)
 	}
