@@ -27,6 +27,8 @@ type FlinkJob struct {
 	ID    string `json:"jid"`
 	Name  string `json:"name"`
 	State string `json:"state"`
+	// Start is the job's start time, in milliseconds since the epoch.
+	Start int64 `json:"start-time"`
 }
 
 // Active says whether the job runs or will run again: every state but the

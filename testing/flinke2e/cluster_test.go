@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,8 +137,8 @@ func TestFlinkClusterE2E(t *testing.T) {
 	t.Run("TaskManagerKill", func(t *testing.T) {
 		stream.start()
 		waitCheckpoint(ctx, t, rest, flinkJob, 1)
-		tm := jobTaskManager(ctx, t, restURL, flinkJob)
-		before := checkpointCounts(ctx, t, restURL, flinkJob)
+		tm := jobTaskManager(ctx, t, rest, flinkJob)
+		before := checkpointCounts(ctx, t, rest, flinkJob)
 		if out, err := svc.script("flinkcluster", nil, "kill-taskmanager", tm); err != nil {
 			t.Fatalf("kill-taskmanager %s: %v\n%s", tm, err, out)
 		}
@@ -151,7 +150,7 @@ func TestFlinkClusterE2E(t *testing.T) {
 		// Flink restores the job from its latest checkpoint on MinIO.
 		deadline := time.Now().Add(4 * time.Minute)
 		for {
-			c := checkpointCounts(ctx, t, restURL, flinkJob)
+			c := checkpointCounts(ctx, t, rest, flinkJob)
 			if c.Restored != nil && c.Restored.ID > 0 && c.Completed > before.Completed {
 				t.Logf("restored checkpoint %d (%s); checkpoints complete again (%d completed, %d failed)", c.Restored.ID, c.Restored.Path, c.Completed, c.Failed)
 				break
@@ -180,7 +179,7 @@ func TestFlinkClusterE2E(t *testing.T) {
 			t.Fatalf("start-jobmanager: %v\n%s", err, out)
 		}
 		// No HA: the new JobManager knows no job. The same submission submits again.
-		waitTaskManagers(ctx, t, restURL, 2)
+		waitTaskManagers(ctx, t, rest, 2)
 		sub := submit(t, bin, args("--async"), env, filepath.Join(dir, "resubmit.log"))
 		if err := sub.wait(6 * time.Minute); err != nil {
 			sub.dump(t)
@@ -209,7 +208,7 @@ func TestFlinkClusterE2E(t *testing.T) {
 			}
 			return false
 		})
-		if st := jobState(ctx, t, restURL, flinkJob); st != "CANCELED" {
+		if st := jobState(ctx, t, rest, flinkJob); st != "CANCELED" {
 			t.Errorf("--replace: the replaced job %s is %s, want CANCELED", flinkJob, st)
 		}
 		before := prod.produced()
@@ -223,7 +222,7 @@ func TestFlinkClusterE2E(t *testing.T) {
 			sub.dump(t)
 			t.Errorf("SIGINT: %v, want exit status 130", err)
 		}
-		if st := jobState(ctx, t, restURL, fj.ID); st != "CANCELED" && st != "FINISHED" {
+		if st := jobState(ctx, t, rest, fj.ID); st != "CANCELED" && st != "FINISHED" {
 			t.Fatalf("after bronze's SIGINT the Flink job %s is %s, want CANCELED", fj.ID, st)
 		}
 		if jobs := activeJobs(ctx, t, rest, job); len(jobs) != 0 {
@@ -315,24 +314,10 @@ func activeJobs(ctx context.Context, t *testing.T, rest *runners.FlinkREST, name
 	return jobs
 }
 
-func getJSON(ctx context.Context, t *testing.T, url string, out any) error {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
-}
-
-func jobState(ctx context.Context, t *testing.T, restURL, id string) string {
+func jobState(ctx context.Context, t *testing.T, rest *runners.FlinkREST, id string) string {
 	t.Helper()
 	var j runners.FlinkJob
-	if err := getJSON(ctx, t, restURL+"/jobs/"+id, &j); err != nil {
+	if err := rest.Get(ctx, "/jobs/"+id, &j); err != nil {
 		t.Fatalf("Flink REST: %v", err)
 	}
 	return j.State
@@ -347,7 +332,7 @@ type checkpoints struct {
 	}
 }
 
-func checkpointCounts(ctx context.Context, t *testing.T, restURL, id string) checkpoints {
+func checkpointCounts(ctx context.Context, t *testing.T, rest *runners.FlinkREST, id string) checkpoints {
 	t.Helper()
 	var body struct {
 		Counts struct {
@@ -362,7 +347,7 @@ func checkpointCounts(ctx context.Context, t *testing.T, restURL, id string) che
 			} `json:"restored"`
 		} `json:"latest"`
 	}
-	if err := getJSON(ctx, t, restURL+"/jobs/"+id+"/checkpoints", &body); err != nil {
+	if err := rest.Get(ctx, "/jobs/"+id+"/checkpoints", &body); err != nil {
 		return checkpoints{}
 	}
 	return checkpoints{Completed: body.Counts.Completed, Failed: body.Counts.Failed, Restored: body.Latest.Restored}
@@ -372,7 +357,7 @@ func checkpointCounts(ctx context.Context, t *testing.T, restURL, id string) che
 func waitCheckpoint(ctx context.Context, t *testing.T, rest *runners.FlinkREST, id string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
-	for checkpointCounts(ctx, t, rest.Base, id).Completed < n {
+	for checkpointCounts(ctx, t, rest, id).Completed < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("job %s completed no checkpoint within 3 min", id)
 		}
@@ -382,14 +367,14 @@ func waitCheckpoint(ctx context.Context, t *testing.T, rest *runners.FlinkREST, 
 
 // jobTaskManager returns the number (1 or 2) of a TaskManager that runs a task of the job:
 // flinkcluster.sh names them tm-1 and tm-2.
-func jobTaskManager(ctx context.Context, t *testing.T, restURL, id string) string {
+func jobTaskManager(ctx context.Context, t *testing.T, rest *runners.FlinkREST, id string) string {
 	t.Helper()
 	var job struct {
 		Vertices []struct {
 			ID string `json:"id"`
 		} `json:"vertices"`
 	}
-	if err := getJSON(ctx, t, restURL+"/jobs/"+id, &job); err != nil || len(job.Vertices) == 0 {
+	if err := rest.Get(ctx, "/jobs/"+id, &job); err != nil || len(job.Vertices) == 0 {
 		t.Fatalf("job %s vertices: %v", id, err)
 	}
 	var tms struct {
@@ -398,7 +383,7 @@ func jobTaskManager(ctx context.Context, t *testing.T, restURL, id string) strin
 		} `json:"taskmanagers"`
 	}
 	for _, v := range job.Vertices {
-		if err := getJSON(ctx, t, restURL+"/jobs/"+id+"/vertices/"+v.ID+"/taskmanagers", &tms); err != nil {
+		if err := rest.Get(ctx, "/jobs/"+id+"/vertices/"+v.ID+"/taskmanagers", &tms); err != nil {
 			continue
 		}
 		for _, tm := range tms.TaskManagers {
@@ -411,14 +396,14 @@ func jobTaskManager(ctx context.Context, t *testing.T, restURL, id string) strin
 	return ""
 }
 
-func waitTaskManagers(ctx context.Context, t *testing.T, restURL string, n int) {
+func waitTaskManagers(ctx context.Context, t *testing.T, rest *runners.FlinkREST, n int) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var tms struct {
 			TaskManagers []json.RawMessage `json:"taskmanagers"`
 		}
-		if err := getJSON(ctx, t, restURL+"/taskmanagers", &tms); err == nil && len(tms.TaskManagers) >= n {
+		if err := rest.Get(ctx, "/taskmanagers", &tms); err == nil && len(tms.TaskManagers) >= n {
 			return
 		}
 		if time.Now().After(deadline) {

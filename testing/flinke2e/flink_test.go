@@ -5,10 +5,8 @@ package flinke2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/parse"
 )
@@ -407,36 +406,19 @@ func waitFor(ctx context.Context, t *testing.T, d time.Duration, what string, s 
 	}
 }
 
-// Flink's REST API. Beam's [local] master starts one MiniCluster per job; flink.sh gives
-// its REST endpoint the first free port of 8081-8089.
-type flinkJob struct {
-	ID    string `json:"jid"`
-	Name  string `json:"name"`
-	State string `json:"state"`
-}
-
-func flinkJobs(ctx context.Context) map[string][]flinkJob {
-	out := map[string][]flinkJob{}
+// flinkRESTs are the REST APIs that Flink clusters of this test may listen on: Beam's
+// [local] master starts one MiniCluster per job, and flink.sh gives its REST endpoint the
+// first free port of FLINK_REST_PORTS (8081-8089).
+func flinkRESTs() []*runners.FlinkREST {
 	lo, hi := 8081, 8089
 	if r := os.Getenv("FLINK_REST_PORTS"); r != "" {
 		if _, err := fmt.Sscanf(r, "%d-%d", &lo, &hi); err != nil {
 			lo, hi = 8081, 8089
 		}
 	}
+	var out []*runners.FlinkREST
 	for port := lo; port <= hi; port++ {
-		base := fmt.Sprintf("http://127.0.0.1:%d", port)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/jobs/overview", nil)
-		c := http.Client{Timeout: 3 * time.Second}
-		resp, err := c.Do(req)
-		if err != nil {
-			continue
-		}
-		var body struct {
-			Jobs []flinkJob `json:"jobs"`
-		}
-		_ = json.NewDecoder(resp.Body).Decode(&body)
-		resp.Body.Close()
-		out[base] = body.Jobs
+		out = append(out, &runners.FlinkREST{Base: fmt.Sprintf("http://127.0.0.1:%d", port), Client: &http.Client{Timeout: 3 * time.Second}})
 	}
 	return out
 }
@@ -446,24 +428,19 @@ func flinkJobs(ctx context.Context) map[string][]flinkJob {
 // Flink the Flink job keeps running (and restarting without its LOOPBACK worker).
 func cancelFlinkJob(ctx context.Context, t *testing.T, jobName string) {
 	t.Helper()
+	// Poll rather than wait on each job: a MiniCluster ends with its job, and its REST API
+	// with it, so a job that went away with its cluster counts as stopped.
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		active := 0
-		for base, jobs := range flinkJobs(ctx) {
+		for _, rest := range flinkRESTs() {
+			jobs, err := rest.ActiveJobs(ctx, jobName)
+			if err != nil {
+				continue // no cluster on this port
+			}
 			for _, j := range jobs {
-				if !strings.HasPrefix(j.Name, jobName) {
-					continue
-				}
-				switch j.State {
-				case "CANCELED", "FAILED", "FINISHED":
-					continue
-				}
 				active++
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPatch, base+"/jobs/"+j.ID+"?mode=cancel", nil)
-				if resp, err := http.DefaultClient.Do(req); err == nil {
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
+				_ = rest.Cancel(ctx, j.ID, 0) // the next round sees whether it stopped
 			}
 		}
 		if active == 0 {

@@ -7,7 +7,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -326,21 +326,14 @@ func (e *env) findJob(ctx context.Context, bronze *proc) error {
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		for _, base := range e.restCandidates() {
-			var ov struct {
-				Jobs []struct {
-					JID   string `json:"jid"`
-					Name  string `json:"name"`
-					State string `json:"state"`
-					Start int64  `json:"start-time"`
-				} `json:"jobs"`
-			}
-			if getJSON(ctx, base+"/jobs/overview", &ov) != nil {
+			jobs, err := (&runners.FlinkREST{Base: base}).Jobs(ctx)
+			if err != nil {
 				continue
 			}
-			sort.Slice(ov.Jobs, func(i, j int) bool { return ov.Jobs[i].Start > ov.Jobs[j].Start })
-			for _, j := range ov.Jobs {
+			sort.Slice(jobs, func(i, j int) bool { return jobs[i].Start > jobs[j].Start })
+			for _, j := range jobs {
 				if j.State == "RUNNING" {
-					e.restURL, e.jobID = base, j.JID
+					e.restURL, e.jobID = base, j.ID
 					return nil
 				}
 			}
@@ -375,23 +368,8 @@ func (e *env) restCandidates() []string {
 	return out
 }
 
-var httpClient = &http.Client{Timeout: 10 * time.Second}
-
-func getJSON(ctx context.Context, url string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
-}
+// rest is the client of the REST API of the Flink cluster that runs the job.
+func (e *env) rest() *runners.FlinkREST { return &runners.FlinkREST{Base: e.restURL} }
 
 func (e *env) sample(ctx context.Context, now, t0 time.Time) Sample {
 	s := Sample{Time: now, Elapsed: now.Sub(t0).Seconds(), CheckpointBytes: -1, HeapBytes: -1, Produced: -1, Rows: -1, Lag: -1, FreshnessS: -1, JobState: "UNKNOWN"}
@@ -407,7 +385,7 @@ func (e *env) sample(ctx context.Context, now, t0 time.Time) Sample {
 			} `json:"completed"`
 		} `json:"latest"`
 	}
-	if err := getJSON(ctx, e.restURL+"/jobs/"+e.jobID+"/checkpoints", &cp); err != nil {
+	if err := e.rest().Get(ctx, "/jobs/"+e.jobID+"/checkpoints", &cp); err != nil {
 		logf("checkpoints: %v", err)
 	} else {
 		s.Checkpoints, s.FailedCheckpoints = cp.Counts.Completed, cp.Counts.Failed
@@ -421,7 +399,7 @@ func (e *env) sample(ctx context.Context, now, t0 time.Time) Sample {
 	var job struct {
 		State string `json:"state"`
 	}
-	if err := getJSON(ctx, e.restURL+"/jobs/"+e.jobID, &job); err == nil {
+	if err := e.rest().Get(ctx, "/jobs/"+e.jobID, &job); err == nil {
 		s.JobState = job.State
 	}
 	if e.jvmPID > 0 {
@@ -526,11 +504,13 @@ func firstLine(s string) string {
 
 func (e *env) tearDown() {
 	if e.jobID != "" && !e.cfg.Keep {
-		req, _ := http.NewRequest(http.MethodPatch, e.restURL+"/jobs/"+e.jobID+"?mode=cancel", nil)
-		if resp, err := httpClient.Do(req); err == nil {
-			resp.Body.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := e.rest().Cancel(ctx, e.jobID, 45*time.Second); err != nil {
+			logf("cancel of Flink job %s: %v", e.jobID, err)
+		} else {
 			logf("cancelled Flink job %s", e.jobID)
 		}
+		cancel()
 	}
 	for i := len(e.procs) - 1; i >= 0; i-- {
 		p := e.procs[i]
