@@ -13,6 +13,9 @@
 #   node.sh stop      stop all four, remove the containers, the kubelet's mount and its
 #                     cgroups (apiserver.sh stop stops the server)
 #   node.sh status    what is running
+#   node.sh operators where the operators the dev overlay's custom resources need could come
+#                     from here (Maven Central; no image registry is reachable); exits 1 and
+#                     names each one that cannot be had: the blocker of running the overlay
 #
 # NODE_NETNS names a network namespace (made with `ip netns add NAME; ip netns exec NAME ip
 # link set lo up`); everything runs in it through `nsenter --net`, NOT `ip netns exec`: that
@@ -283,6 +286,44 @@ status() {
 	done
 }
 
+# The dev overlay's Kafka, KafkaNodePool and KafkaTopic need Strimzi's cluster operator, and its
+# FlinkDeployment the Flink Kubernetes operator. Their images are on quay.io and ghcr.io, which
+# are not reachable here, so the only source left is Maven Central. It serves both operators'
+# API jars (their CRDs, see k8s/crds/regen.sh) but not Strimzi's operator, and the Flink
+# operator only up to a version older than the overlay's Flink.
+MAVEN="${MAVEN_REPO:-https://repo.maven.apache.org/maven2}"
+http_code() { curl -s -o /dev/null -m 30 -w '%{http_code}' "$1" || true; }
+operators() {
+	local blocked=0 code a newest want versions jar
+	for a in cluster-operator topic-operator user-operator operator-common; do
+		code=$(http_code "$MAVEN/io/strimzi/$a/maven-metadata.xml")
+		echo "io.strimzi:$a on Maven Central: HTTP $code"
+	done
+	code=$(http_code "$MAVEN/io/strimzi/api/maven-metadata.xml")
+	echo "io.strimzi:api (the CRDs' model, no operator) on Maven Central: HTTP $code"
+	if [[ "$(http_code "$MAVEN/io/strimzi/cluster-operator/maven-metadata.xml")" != 200 ]]; then
+		echo "BLOCKER: Strimzi's cluster operator is not on Maven Central (it ships only as the image quay.io/strimzi/operator); the overlay's Kafka, KafkaNodePool and KafkaTopic would never be reconciled"
+		blocked=1
+	fi
+	newest=$(curl -s -m 30 "$MAVEN/org/apache/flink/flink-kubernetes-operator/maven-metadata.xml" |
+		sed -n 's:.*<release>\(.*\)</release>.*:\1:p')
+	want=$(sed -n 's/^ *flinkVersion: *//p' "$REPO_ROOT/k8s/base/lakehouse/flink.yaml" | head -n1)
+	echo "org.apache.flink:flink-kubernetes-operator, newest on Maven Central: ${newest:-none}; the overlay's flinkVersion: $want"
+	if [[ -n "$newest" ]]; then
+		jar=$(mktemp)
+		curl -s -m 60 -o "$jar" "$MAVEN/org/apache/flink/flink-kubernetes-operator-api/$newest/flink-kubernetes-operator-api-$newest.jar"
+		versions=$(unzip -p "$jar" org/apache/flink/kubernetes/operator/api/spec/FlinkVersion.class 2>/dev/null |
+			grep -ao 'v1_[0-9]*' | sort -t_ -k2 -n -u | tr '\n' ' ')
+		rm -f "$jar"
+		echo "  its FlinkVersion: ${versions:-unreadable}"
+	fi
+	if [[ -z "$newest" || " $versions " != *" $want "* ]]; then
+		echo "BLOCKER: no Flink Kubernetes operator on Maven Central knows flinkVersion $want"
+		blocked=1
+	fi
+	return "$blocked"
+}
+
 need_netns() {
 	[[ -n "$NODE_NETNS" && -e "/var/run/netns/$NODE_NETNS" ]] ||
 		die "NODE_NETNS must name a network namespace (ip netns add NAME); got '$NODE_NETNS'"
@@ -295,5 +336,6 @@ start) start ;;
 smoke) smoke ;;
 stop) stop ;;
 status) status ;;
-*) echo "usage: $0 install|start|smoke|stop|status" >&2; exit 2 ;;
+operators) operators ;;
+*) echo "usage: $0 install|start|smoke|stop|status|operators" >&2; exit 2 ;;
 esac
