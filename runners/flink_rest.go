@@ -134,10 +134,17 @@ func flinkJobIs(flinkName, name string) bool {
 
 var beamJobSuffix = regexp.MustCompile(`^-.+-[0-9]{10}-[0-9a-f]{1,8}$`)
 
-// Cancel cancels a job (PATCH /jobs/:id?mode=cancel) and waits up to wait
-// for it to leave the active states.
+// RequestCancel asks Flink to cancel a job (PATCH /jobs/:id?mode=cancel) and
+// returns once the request is accepted: the job is then CANCELLING, not yet
+// stopped (see Cancel).
+func (r *FlinkREST) RequestCancel(ctx context.Context, id string) error {
+	return r.do(ctx, http.MethodPatch, "/jobs/"+url.PathEscape(id)+"?mode=cancel", nil)
+}
+
+// Cancel cancels a job (RequestCancel) and waits up to wait for it to leave
+// the active states.
 func (r *FlinkREST) Cancel(ctx context.Context, id string, wait time.Duration) error {
-	if err := r.do(ctx, http.MethodPatch, "/jobs/"+url.PathEscape(id)+"?mode=cancel", nil); err != nil {
+	if err := r.RequestCancel(ctx, id); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(wait)

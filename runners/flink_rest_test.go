@@ -118,3 +118,32 @@ func TestNewFlinkRESTNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestFlinkRESTRequestCancel(t *testing.T) {
+	jm := &fakeJobManager{jobs: []FlinkJob{{ID: "a1", Name: "bronze", State: "RUNNING", Start: 1764633600000}}}
+	srv := httptest.NewServer(jm)
+	defer srv.Close()
+	ctx := context.Background()
+	r := &FlinkREST{Base: srv.URL}
+
+	jobs, err := r.Jobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]FlinkJob{{ID: "a1", Name: "bronze", State: "RUNNING", Start: 1764633600000}}, jobs); diff != "" {
+		t.Errorf("Jobs, start-time included (-want +got):\n%s", diff)
+	}
+	if err := r.RequestCancel(ctx, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	// Accepted, not yet stopped: the request does not wait.
+	jm.mu.Lock()
+	state := jm.jobs[0].State
+	jm.mu.Unlock()
+	if state != "CANCELLING" {
+		t.Errorf("after RequestCancel the job is %s, want CANCELLING", state)
+	}
+	if err := r.RequestCancel(ctx, "nosuchjob"); !errors.Is(err, ErrFlinkREST) || !strings.Contains(err.Error(), "404") {
+		t.Errorf("RequestCancel of an unknown job = %v, want an ErrFlinkREST with the 404", err)
+	}
+}

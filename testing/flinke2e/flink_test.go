@@ -440,7 +440,7 @@ func cancelFlinkJob(ctx context.Context, t *testing.T, jobName string) {
 			}
 			for _, j := range jobs {
 				active++
-				_ = rest.Cancel(ctx, j.ID, 0) // the next round sees whether it stopped
+				_ = rest.RequestCancel(ctx, j.ID) // the next round sees whether it stopped
 			}
 		}
 		if active == 0 {

@@ -504,13 +504,22 @@ func firstLine(s string) string {
 
 func (e *env) tearDown() {
 	if e.jobID != "" && !e.cfg.Keep {
+		// Wait for a job on a cluster of the caller's (--endpoint) to stop: it outlives
+		// soak. The embedded one ends with the job server, stopped below, and takes its
+		// REST API with it, so there only the request is sent.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		if err := e.rest().Cancel(ctx, e.jobID, 45*time.Second); err != nil {
+		var err error
+		if e.cfg.Endpoint != "" {
+			err = e.rest().Cancel(ctx, e.jobID, 45*time.Second)
+		} else {
+			err = e.rest().RequestCancel(ctx, e.jobID)
+		}
+		cancel()
+		if err != nil {
 			logf("cancel of Flink job %s: %v", e.jobID, err)
 		} else {
 			logf("cancelled Flink job %s", e.jobID)
 		}
-		cancel()
 	}
 	for i := len(e.procs) - 1; i >= 0; i-- {
 		p := e.procs[i]
