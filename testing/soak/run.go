@@ -509,7 +509,7 @@ func (e *env) tearDown() {
 		// REST API with it, so there only the request is sent.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		var err error
-		if e.cfg.Endpoint != "" {
+		if !e.startedFlinkEmbedded {
 			err = e.rest().Cancel(ctx, e.jobID, 45*time.Second)
 		} else {
 			err = e.rest().RequestCancel(ctx, e.jobID)
