@@ -2,6 +2,7 @@ package icebergio
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/apache/iceberg-go"
 )
@@ -43,18 +44,27 @@ func (f *writeFn) appended(ctx context.Context, buf *windowBuf, n int) {
 	}
 }
 
+// maxWrites is how many background writes one writer runs at a time: one
+// per core, up to four. Parquet encoding is the largest share of a
+// backlog's CPU (about a quarter), and with a single write the appends
+// waited for it: a bundle then kept fewer cores busy than the machine has.
+// Each write holds up to flushRows rows, so a writer holds at most
+// maxWrites+1 buffers.
+func maxWrites() int { return min(max(runtime.GOMAXPROCS(0), 1), 4) }
+
 // startWrite hands the window's buffered rows to a background write. At
-// most one write of this writer runs at a time: it waits for the previous
-// one first, so a bundle holds at most two buffers of rows.
+// most maxWrites writes of this writer run at a time: it waits for the
+// oldest first.
 func (f *writeFn) startWrite(ctx context.Context, buf *windowBuf) {
-	if f.inflight != nil {
-		<-f.inflight.done
+	for len(f.inflight) >= maxWrites() {
+		<-f.inflight[0].done
+		f.inflight = f.inflight[1:]
 	}
 	rec := buf.builder.NewRecordBatch() // also empties the builder for reuse
 	buf.flush.unwritten = 0
 	w := &fileWrite{done: make(chan struct{})}
 	buf.flush.writes = append(buf.flush.writes, w)
-	f.inflight = w
+	f.inflight = append(f.inflight, w)
 	go func() {
 		defer close(w.done)
 		w.files, w.err = f.writeFiles(ctx, rec)
@@ -85,10 +95,10 @@ func (f *writeFn) finishWrites(ctx context.Context, buf *windowBuf) ([]iceberg.D
 	return files, nil
 }
 
-// waitWrites waits for the writer's background write, if one runs.
+// waitWrites waits for the writer's background writes, if any run.
 func (f *writeFn) waitWrites() {
-	if f.inflight != nil {
-		<-f.inflight.done
-		f.inflight = nil
+	for _, w := range f.inflight {
+		<-w.done
 	}
+	f.inflight = nil
 }

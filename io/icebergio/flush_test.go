@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -147,5 +148,62 @@ func TestWriterBackgroundWriteError(t *testing.T) {
 	}
 	if f.inflight != nil {
 		t.Errorf("a background write is left after FinishBundle")
+	}
+}
+
+// TestWriterBoundsBackgroundWrites feeds one window five buffers' worth of
+// rows: the writer never runs more than maxWrites background writes at
+// once, it does run more than one when there are cores for them, and the
+// bundle's files still hold every row once.
+func TestWriterBoundsBackgroundWrites(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if maxWrites() != 2 {
+		t.Fatalf("maxWrites() = %d with GOMAXPROCS 2, want 2", maxWrites())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f := flushWriter(ctx, t, "ns.flushbound")
+	w := window.IntervalWindow{Start: mtime.FromMilliseconds(0), End: mtime.FromMilliseconds(1000)}
+	var sets []FileSet
+	emit := func(_ beam.EventTime, fs FileSet) { sets = append(sets, fs) }
+	f.StartBundle(ctx, emit)
+	const total = 5 * flushRows
+	most := 0
+	for next := int64(0); next < total; next += flushRows {
+		rows := make([]flushRow, flushRows)
+		for i := range rows {
+			rows[i].Offset = next + int64(i)
+		}
+		if err := f.ProcessElement(ctx, w, w.Start, flushBatch{r: Range{Topic: "t", Start: next, End: next + flushRows}, rows: rows}, emit); err != nil {
+			t.Fatal(err)
+		}
+		f.queue.sync() // the append, and so the write it starts, has run
+		most = max(most, len(f.inflight))
+		if len(f.inflight) > maxWrites() {
+			t.Fatalf("%d background writes not waited for, want at most %d", len(f.inflight), maxWrites())
+		}
+	}
+	if most < 2 {
+		t.Errorf("at most %d background write at a time, want up to %d", most, maxWrites())
+	}
+	if err := f.FinishBundle(ctx, emit); err != nil {
+		t.Fatal(err)
+	}
+	if f.inflight != nil {
+		t.Errorf("background writes are left after FinishBundle")
+	}
+	if len(sets) != 1 || sets[0].Rows != total {
+		t.Fatalf("FileSets %+v, want one of %d rows", sets, total)
+	}
+	var n int64
+	for _, enc := range sets[0].Files {
+		df, err := codec.DecodeDataFile(enc, f.tbl.Spec(), f.tbl.Schema(), f.tbl.Metadata().Version())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += df.Count()
+	}
+	if n != total {
+		t.Errorf("files hold %d rows, want %d", n, total)
 	}
 }

@@ -66,7 +66,7 @@ type writeFn struct {
 	checked   time.Time
 	committed Offsets
 	bufs      map[mtime.Time]*windowBuf
-	inflight  *fileWrite   // the latest background write (see flush.go)
+	inflight  []*fileWrite // the background writes not yet waited for (see flush.go)
 	queue     *appendQueue // this bundle's appends (see appendq.go)
 }
 

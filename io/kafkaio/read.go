@@ -166,7 +166,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			closeConsumer(c)
 			return sdf.StopProcessing(), err
 		}
-		b := Batch{Topic: f.Cfg.Topic, Partition: p.ID, Start: pos}
+		b := Batch{Topic: f.Cfg.Topic, Partition: p.ID, Start: pos, Records: make([]Record, 0, fetches.NumRecords())}
 		covered := pos - 1 // the last offset covered
 		atEnd := false
 		fetches.EachRecord(func(rec *kgo.Record) {
