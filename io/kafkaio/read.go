@@ -159,9 +159,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			putConsumer(f.ReadID, p.ID, c)
 			return f.finish(rt, we, r, first)
 		}
-		pctx, cancel := context.WithDeadline(ctx, deadline)
-		fetches := c.cl.PollRecords(pctx, f.Cfg.BatchSize)
-		cancel()
+		fetches := c.poll(ctx, deadline)
 		if err := fetchError(fetches, f.Cfg.Topic, p.ID, c.next); err != nil {
 			closeConsumer(c)
 			return sdf.StopProcessing(), err
