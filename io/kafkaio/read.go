@@ -235,8 +235,12 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			idle = true
 			break
 		}
-		if lag == 0 && !behind {
-			caughtUp = true // what there was is read: let the bundle end
+		if lag == 0 {
+			// What there was is read: let the bundle end, a long call
+			// too. Prism runs a bundle's calls one after another, so a
+			// backlog's last bundle waited for one empty poll (the fetch's
+			// 200 ms wait) per partition before its files could commit.
+			caughtUp = true
 			break
 		}
 	}

@@ -195,3 +195,31 @@ func TestLiveCallsShareTheBundle(t *testing.T) {
 		t.Errorf("an idle call of a new bundle took %v, want about its CallDuration %v", took, f.Cfg.CallDuration)
 	}
 }
+
+// TestBehindCallEndsCaughtUp: a call that found its partition far behind,
+// and so reads for up to BehindCallDuration, still returns as soon as it has
+// read up to the log's end, as a live call does: it does not wait for an
+// empty poll (the fetch's wait) first. Prism runs a bundle's calls one
+// after another, so a backlog's last bundle waited for one empty poll per
+// partition before its files could commit.
+func TestBehindCallEndsCaughtUp(t *testing.T) {
+	f, p := directRead(t)
+	f.Cfg.BehindRecords = 10
+	f.Cfg.BatchSize = 100
+	produce(t, client(t, f.Cfg), "backlog", map[int32]int{0: 2_000})
+	rt := f.CreateTracker(f.CreateInitialRestriction(p))
+	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	var n int
+	f.StartBundle(noEmit)
+	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(_ beam.EventTime, b Batch) { n += len(b.Records) })
+	if err != nil || !pc.ShouldResume() {
+		t.Fatalf("ProcessElement = %+v, %v; want a resume", pc, err)
+	}
+	if n != 2_000 {
+		t.Errorf("emitted %d records, want the whole backlog of 2000", n)
+	}
+	if pc.ResumeDelay() != f.Cfg.CaughtUpWait {
+		t.Errorf("resume in %v, want CaughtUpWait %v: the call ended on an empty poll, not once it had caught up (IdleWait is %v)",
+			pc.ResumeDelay(), f.Cfg.CaughtUpWait, f.Cfg.IdleWait)
+	}
+}
