@@ -146,7 +146,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("default CallDuration = %v, want 250ms", got)
 	}
 	got := Config{CallDuration: time.Minute}.withDefaults()
-	if got.BatchSize != 4096 || got.CallDuration != time.Second || got.IdleWait != 100*time.Millisecond || got.FetchMaxPartitionBytes != 1<<20 {
+	if got.BatchSize != 4096 || got.CallDuration != time.Second || got.IdleWait != 100*time.Millisecond || got.FetchMaxPartitionBytes != 512<<10 {
 		t.Errorf("withDefaults = %+v", got)
 	}
 	set := Config{BatchSize: 10, CallDuration: 300 * time.Millisecond, IdleWait: time.Second, FetchMaxPartitionBytes: 1}.withDefaults()

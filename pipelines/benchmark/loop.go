@@ -226,5 +226,5 @@ func fetchBytes(kc kafkaio.Config) int32 {
 	if kc.FetchMaxPartitionBytes > 0 {
 		return kc.FetchMaxPartitionBytes
 	}
-	return 1 << 20 // kafkaio's default
+	return kafkaio.DefaultFetchMaxPartitionBytes
 }
