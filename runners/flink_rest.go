@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -216,4 +217,27 @@ func (r *FlinkREST) WaitRunning(ctx context.Context, name string, wait time.Dura
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// LoopbackFlinkRESTs returns the URLs of Flink's REST API on 127.0.0.1 at
+// each port of ports, a range in Flink's rest.bind-port syntax ("8081-8089"
+// or "8081"). Beam's job server starts a MiniCluster per job, whose REST API
+// takes the first free port of its range: these are the places to look for
+// it. An empty or malformed range is Flink's default, 8081-8089.
+func LoopbackFlinkRESTs(ports string) []string {
+	lo, hi := 8081, 8089
+	a, b, ok := strings.Cut(strings.TrimSpace(ports), "-")
+	if !ok {
+		b = a
+	}
+	l, errL := strconv.Atoi(strings.TrimSpace(a))
+	h, errH := strconv.Atoi(strings.TrimSpace(b))
+	if errL == nil && errH == nil && 0 < l && l <= h && h <= 65535 {
+		lo, hi = l, h
+	}
+	out := make([]string, 0, hi-lo+1)
+	for p := lo; p <= hi; p++ {
+		out = append(out, "http://127.0.0.1:"+strconv.Itoa(p))
+	}
+	return out
 }

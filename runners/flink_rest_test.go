@@ -147,3 +147,26 @@ func TestFlinkRESTRequestCancel(t *testing.T) {
 		t.Errorf("RequestCancel of an unknown job = %v, want an ErrFlinkREST with the 404", err)
 	}
 }
+
+func TestLoopbackFlinkRESTs(t *testing.T) {
+	def := LoopbackFlinkRESTs("")
+	if len(def) != 9 || def[0] != "http://127.0.0.1:8081" || def[8] != "http://127.0.0.1:8089" {
+		t.Errorf("default range: %v, want 8081-8089", def)
+	}
+	tests := []struct {
+		ports string
+		want  []string
+	}{
+		{"18081-18083", []string{"http://127.0.0.1:18081", "http://127.0.0.1:18082", "http://127.0.0.1:18083"}},
+		{"9091", []string{"http://127.0.0.1:9091"}},
+		{" 9091 - 9092 ", []string{"http://127.0.0.1:9091", "http://127.0.0.1:9092"}},
+		{"9092-9091", def},
+		{"x-9091", def},
+		{"0-3", def},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, LoopbackFlinkRESTs(tc.ports)); diff != "" {
+			t.Errorf("LoopbackFlinkRESTs(%q) (-want +got):\n%s", tc.ports, diff)
+		}
+	}
+}

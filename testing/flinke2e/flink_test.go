@@ -410,15 +410,9 @@ func waitFor(ctx context.Context, t *testing.T, d time.Duration, what string, s 
 // [local] master starts one MiniCluster per job, and flink.sh gives its REST endpoint the
 // first free port of FLINK_REST_PORTS (8081-8089).
 func flinkRESTs() []*runners.FlinkREST {
-	lo, hi := 8081, 8089
-	if r := os.Getenv("FLINK_REST_PORTS"); r != "" {
-		if _, err := fmt.Sscanf(r, "%d-%d", &lo, &hi); err != nil {
-			lo, hi = 8081, 8089
-		}
-	}
 	var out []*runners.FlinkREST
-	for port := lo; port <= hi; port++ {
-		out = append(out, &runners.FlinkREST{Base: fmt.Sprintf("http://127.0.0.1:%d", port), Client: &http.Client{Timeout: 3 * time.Second}})
+	for _, base := range runners.LoopbackFlinkRESTs(os.Getenv("FLINK_REST_PORTS")) {
+		out = append(out, &runners.FlinkREST{Base: base, Client: &http.Client{Timeout: 3 * time.Second}})
 	}
 	return out
 }

@@ -353,19 +353,7 @@ func (e *env) restCandidates() []string {
 	if e.cfg.FlinkREST != "" {
 		return []string{strings.TrimRight(e.cfg.FlinkREST, "/")}
 	}
-	lo, hi := 8081, 8089
-	if r := os.Getenv("FLINK_REST_PORTS"); r != "" {
-		a, b, _ := strings.Cut(r, "-")
-		lo, _ = strconv.Atoi(a)
-		if hi, _ = strconv.Atoi(b); hi < lo {
-			hi = lo
-		}
-	}
-	var out []string
-	for p := lo; p <= hi; p++ {
-		out = append(out, "http://127.0.0.1:"+strconv.Itoa(p))
-	}
-	return out
+	return runners.LoopbackFlinkRESTs(os.Getenv("FLINK_REST_PORTS"))
 }
 
 // rest is the client of the REST API of the Flink cluster that runs the job.
