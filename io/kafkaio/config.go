@@ -71,10 +71,11 @@ type Config struct {
 	// at least that spacing, at the cost of as much freshness. Default 50ms.
 	CaughtUpWait time.Duration
 	// FetchMaxPartitionBytes bounds one fetch of one partition. Default
-	// DefaultFetchMaxPartitionBytes. Each partition's client keeps one
-	// fetch buffered ahead, decompressed, while the bundle reads other
-	// partitions: with a backlog, 8 MiB per partition held about 1 GB for
-	// 8 partitions (pipelines/benchmark).
+	// DefaultFetchMaxPartitionBytes. Each partition holds up to two fetches
+	// ahead, decompressed, while the bundle reads other partitions (the one
+	// franz-go buffers and the poll consumer.prefetch holds): with a
+	// backlog, 8 MiB per partition held about 1 GB for 8 partitions
+	// (pipelines/benchmark, before the prefetch).
 	FetchMaxPartitionBytes int32
 }
 
