@@ -23,6 +23,11 @@ import (
 type consumer struct {
 	cl   *kgo.Client
 	next int64
+	// lag is how far behind the log's end the last poll left the
+	// partition, -1 before a poll told; missed is set when the last call
+	// got no poll before its deadline (see readFn.ProcessElement).
+	lag    int64
+	missed bool
 
 	ahead chan kgo.Fetches // the next poll, handed over when taken
 	stop  context.CancelFunc
@@ -32,7 +37,7 @@ type consumer struct {
 // newConsumer starts polling cl, max records a poll, into ahead.
 func newConsumer(cl *kgo.Client, at int64, max int) *consumer {
 	ctx, stop := context.WithCancel(context.Background())
-	c := &consumer{cl: cl, next: at, ahead: make(chan kgo.Fetches), stop: stop, done: make(chan struct{})}
+	c := &consumer{cl: cl, next: at, lag: -1, ahead: make(chan kgo.Fetches), stop: stop, done: make(chan struct{})}
 	go c.prefetch(ctx, max)
 	return c
 }

@@ -2,12 +2,15 @@ package kafkaio
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+	"github.com/haade/haade/testing/kafkatest"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // directRead returns a readFn of one unbounded partition of an empty topic,
@@ -221,5 +224,80 @@ func TestBehindCallEndsCaughtUp(t *testing.T) {
 	if pc.ResumeDelay() != f.Cfg.CaughtUpWait {
 		t.Errorf("resume in %v, want CaughtUpWait %v: the call ended on an empty poll, not once it had caught up (IdleWait is %v)",
 			pc.ResumeDelay(), f.Cfg.CaughtUpWait, f.Cfg.IdleWait)
+	}
+}
+
+// TestMissedFetchIsNotIdle: a call that gets no poll before its deadline
+// because its client's first fetch has not come back (here the broker
+// holds it 300 ms; on Prism, a call given the 10 ms floor of a spent
+// bundle) resumes at once, not after IdleWait: the partition may be far
+// behind, and a residual that waits misses the next bundle. A second call
+// in a row that gets nothing is idle.
+func TestMissedFetchIsNotIdle(t *testing.T) {
+	c, err := kafkatest.Start(topic, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cfg := Config{Brokers: c.Brokers(), Topic: topic, CallDuration: 300 * time.Millisecond}.withDefaults()
+	produce(t, client(t, cfg), "slow", map[int32]int{0: 100})
+	c.ControlKey(kmsg.Fetch.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.SleepControl(func() { time.Sleep(300 * time.Millisecond) })
+		return nil, nil, false // then answered as usual
+	})
+	p := Partition{ID: 0, Start: 0, End: unbounded}
+	f := &readFn{Cfg: cfg, ReadID: uniqueName(t), Constructed: time.Now().UnixNano()}
+	registerPartitions(f.ReadID, []Partition{p})
+	t.Cleanup(func() { f.Teardown(); forgetRead(f.ReadID) })
+	f.Setup()
+	rt := f.CreateTracker(f.CreateInitialRestriction(p))
+	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	var n int
+	emit := func(_ beam.EventTime, b Batch) { n += len(b.Records) }
+
+	f.StartBundle(noEmit)
+	time.Sleep(cfg.CallDuration) // the bundle's other partitions took it all
+	pc, err := f.ProcessElement(context.Background(), we, rt, p, emit)
+	if err != nil || !pc.ShouldResume() || pc.ResumeDelay() != 0 {
+		t.Fatalf("a call on a new client in a spent bundle: ProcessElement = %+v, %v; want a resume at once (IdleWait is %v)", pc, err, cfg.IdleWait)
+	}
+	if n != 0 {
+		t.Fatalf("emitted %d records before the delayed fetch came back", n)
+	}
+	f.StartBundle(noEmit)
+	if _, err := f.ProcessElement(context.Background(), we, rt, p, emit); err != nil {
+		t.Fatal(err)
+	}
+	if n != 100 {
+		t.Fatalf("the next call emitted %d records, want the 100 produced", n)
+	}
+	// Caught up now: the residual's call (the runner resumes at the
+	// position reached) that gets nothing is idle at once.
+	rt = f.CreateTracker(offsetrange.Restriction{Start: 100, End: unbounded})
+	f.StartBundle(noEmit)
+	pc, err = f.ProcessElement(context.Background(), we, rt, p, emit)
+	if err != nil || pc.ResumeDelay() != cfg.IdleWait {
+		t.Errorf("a caught-up call that got nothing: ProcessElement = %+v, %v; want a resume after IdleWait %v", pc, err, cfg.IdleWait)
+	}
+}
+
+// TestNewClientOnEmptyPartitionGoesIdle: on a partition with nothing to
+// read, a new client's first empty call resumes at once (its fetch may just
+// be late), and the second is idle: an idle stream does not spin.
+func TestNewClientOnEmptyPartitionGoesIdle(t *testing.T) {
+	f, p := directRead(t)
+	rt := f.CreateTracker(f.CreateInitialRestriction(p))
+	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	var delays []time.Duration
+	for range 3 {
+		f.StartBundle(noEmit)
+		pc, err := f.ProcessElement(context.Background(), we, rt, p, noEmit)
+		if err != nil || !pc.ShouldResume() {
+			t.Fatalf("ProcessElement = %+v, %v; want a resume", pc, err)
+		}
+		delays = append(delays, pc.ResumeDelay())
+	}
+	if want := []time.Duration{0, f.Cfg.IdleWait, f.Cfg.IdleWait}; !slices.Equal(delays, want) {
+		t.Errorf("resume delays of three empty calls = %v, want %v", delays, want)
 	}
 }
