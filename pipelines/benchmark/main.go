@@ -9,6 +9,11 @@
 // runs, and checks that the tables hold exactly --events rows (bronze plus
 // dead letters) so that a broken run cannot report a fast number.
 //
+// With --broker-process the parent instead starts one broker process,
+// preloads it once, and passes its address and a fresh directory to each
+// child (--brokers, --dir); it times each child from exec to exit and
+// checks the child's tables after it exits.
+//
 //	go run ./pipelines/benchmark --events=1000000
 //	go run ./pipelines/benchmark --events=5000000 --mode=beam --cpuprofile=beam.pprof
 package main
@@ -25,15 +30,20 @@ import (
 	"github.com/haade/haade/transforms/parse"
 	"io"
 	"log/slog"
+	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/prometheus/procfs"
@@ -58,6 +68,8 @@ type Config struct {
 	BrokerProcess  bool
 	RSSTrace       time.Duration
 	Child          bool
+	Brokers        string // a preloaded Kafka to read instead of starting one (the parent's, with --broker-process)
+	Dir            string // with Brokers: the directory of catalog.db and the warehouse
 }
 
 const topic = "fintech.debt.raw"
@@ -80,6 +92,14 @@ type result struct {
 	DLQ        int64   // rows in the dead-letter table
 	Files      int64   // data files of both tables
 	Snapshots  int     // snapshots of both tables
+	// ProcessSeconds is the wall time of the child process as its parent
+	// sees it, from just before exec to wait returning: start-up, the run
+	// and shutdown. Set by the parent with --broker-process only (0: not
+	// measured; otherwise the process also started a broker and preloaded).
+	ProcessSeconds float64 `json:"process_s,omitempty"`
+	// ProcessCPUSeconds is the child's user + system time from its
+	// ProcessState, under the same condition.
+	ProcessCPUSeconds float64 `json:"process_cpu_s,omitempty"`
 }
 
 // The metrics of the stages the benchmark runs.
@@ -104,7 +124,9 @@ func main() {
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file (in --mode=all: of the beam child)")
 	flag.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile at the run's peak live heap to this file (in --mode=all: of the beam child)")
 	flag.IntVar(&cfg.Repeat, "repeat", 1, "in --mode=all: measure loop and beam this many times")
-	flag.BoolVar(&cfg.BrokerProcess, "broker-process", false, "run each measurement's Kafka in a process of its own, so that the measured process holds no copy of the backlog (default: in the same process)")
+	flag.BoolVar(&cfg.BrokerProcess, "broker-process", false, "run Kafka in a process of its own, so that the measured process holds no copy of the backlog (default: in the same process); in --mode=all one broker, preloaded once, serves every child, and each child is also timed from exec to exit")
+	flag.StringVar(&cfg.Brokers, "brokers", "", "in --mode=loop or beam, with --dir: read this preloaded Kafka (host:port[,host:port...]) instead of starting and preloading one, and leave the row-count check to the caller (--mode=all --broker-process passes it)")
+	flag.StringVar(&cfg.Dir, "dir", "", "with --brokers: an existing directory without a catalog.db, for the run's catalog.db and warehouse; it is left in place")
 	flag.DurationVar(&cfg.RSSTrace, "rss-trace", 0, "in --mode=loop or beam: print the resident set every this often during the run (0: off)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the temporary catalogs and warehouses")
 	flag.BoolVar(&cfg.Child, "child", false, "internal: report the result as one line for the parent")
@@ -124,7 +146,7 @@ func main() {
 		return
 	}
 	if cfg.Mode == "all" {
-		if err := parent(ctx, cfg, os.Stdout); err != nil {
+		if _, err := parent(ctx, cfg, os.Stdout); err != nil {
 			fmt.Fprintf(os.Stderr, "benchmark: %v\n", err)
 			os.Exit(1)
 		}
@@ -159,30 +181,75 @@ func (c Config) validate() error {
 		return fmt.Errorf("--repeat=%d: want > 0", c.Repeat)
 	case c.CommitInterval < 100*time.Millisecond || (24*time.Hour)%c.CommitInterval != 0:
 		return fmt.Errorf("--commit-interval=%v: want at least 100ms, dividing a day", c.CommitInterval)
+	case c.Brokers != "" && c.Mode != "loop" && c.Mode != "beam":
+		return fmt.Errorf("--brokers=%q: only with --mode=loop or beam, not --mode=%s", c.Brokers, c.Mode)
+	case c.Brokers != "" && c.Dir == "":
+		return fmt.Errorf("--dir: needed with --brokers=%q, the directory of the run's tables", c.Brokers)
+	case c.Dir != "" && c.Brokers == "":
+		return fmt.Errorf("--dir=%q: only with --brokers", c.Dir)
+	}
+	if c.Brokers != "" {
+		for _, a := range strings.Split(c.Brokers, ",") {
+			if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+				return fmt.Errorf("--brokers=%q: %q is not host:port", c.Brokers, a)
+			} else if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+				return fmt.Errorf("--brokers=%q: %q: want a port 1..65535", c.Brokers, a)
+			}
+		}
+		switch st, err := os.Stat(c.Dir); {
+		case err != nil:
+			return fmt.Errorf("--dir=%q: %v", c.Dir, err)
+		case !st.IsDir():
+			return fmt.Errorf("--dir=%q: not a directory", c.Dir)
+		}
+		if _, err := os.Stat(filepath.Join(c.Dir, "catalog.db")); err == nil {
+			return fmt.Errorf("--dir=%q: holds a catalog.db already; want fresh tables", c.Dir)
+		}
 	}
 	return nil
 }
 
-// measure runs one mode in this process: broker and preload, then the run,
-// then the row-count check.
-func measure(ctx context.Context, cfg Config) (result, error) {
-	dir, err := os.MkdirTemp("", "haade-benchmark-"+cfg.Mode+"-")
-	if err != nil {
-		return result{}, err
-	}
-	if cfg.Keep {
-		fmt.Fprintf(os.Stderr, "benchmark: %s: tables in %s\n", cfg.Mode, dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
-	cc := icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
+// catalogIn is the SQLite catalog and warehouse of a run in dir.
+func catalogIn(dir string) icebergio.CatalogConfig {
+	return icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
+}
 
-	b, err := startBroker(ctx, cfg)
-	if err != nil {
-		return result{}, err
+// kafkaConfig is how both modes and the check read the topic.
+func kafkaConfig(cfg Config, addrs []string) kafkaio.Config {
+	return kafkaio.Config{Brokers: addrs, Topic: topic, FetchMaxPartitionBytes: int32(cfg.FetchBytes), CallDuration: cfg.CallDuration}
+}
+
+// measure runs one mode in this process: broker and preload, then the run,
+// then the row-count check. With --brokers it neither starts a broker nor
+// preloads nor checks: it runs against that Kafka into --dir, and the
+// caller checks.
+func measure(ctx context.Context, cfg Config) (result, error) {
+	given := cfg.Brokers != ""
+	dir := cfg.Dir
+	if !given {
+		var err error
+		if dir, err = os.MkdirTemp("", "haade-benchmark-"+cfg.Mode+"-"); err != nil {
+			return result{}, err
+		}
+		if cfg.Keep {
+			fmt.Fprintf(os.Stderr, "benchmark: %s: tables in %s\n", cfg.Mode, dir)
+		} else {
+			defer os.RemoveAll(dir)
+		}
+	}
+	cc := catalogIn(dir)
+
+	// With --brokers there is no preload: PreloadRSS is the resident set
+	// before the run, runtime and binary.
+	b := &broker{addrs: strings.Split(cfg.Brokers, ","), rss: rss(), close: func() {}}
+	if !given {
+		var err error
+		if b, err = startBroker(ctx, cfg); err != nil {
+			return result{}, err
+		}
 	}
 	defer b.close()
-	kc := kafkaio.Config{Brokers: b.addrs, Topic: topic, FetchMaxPartitionBytes: int32(cfg.FetchBytes), CallDuration: cfg.CallDuration}
+	kc := kafkaConfig(cfg, b.addrs)
 	r := result{Mode: cfg.Mode, Events: cfg.Events, PreloadRSS: b.rss, BrokerRSS: b.brokerRSS, Preload: b.took.Seconds()}
 
 	if cfg.CPUProfile != "" {
@@ -227,8 +294,11 @@ func measure(ctx context.Context, cfg Config) (result, error) {
 			fmt.Fprintln(os.Stderr)
 		}()
 	}
-	r.PeakReset = resetPeakRSS()
+	// Without a preload the peak since the process started is the run's
+	// own: there is nothing to reset.
+	r.PeakReset = given || resetPeakRSS()
 	u0 := now()
+	var err error
 	switch cfg.Mode {
 	case "loop":
 		err = runLoop(ctx, kc, cc, cfg.LoopGoroutines, cfg.LoopChunk)
@@ -245,7 +315,7 @@ func measure(ctx context.Context, cfg Config) (result, error) {
 	}
 	r.Seconds = u1.wall.Sub(u0.wall).Seconds()
 	r.CPUSeconds = (u1.cpu - u0.cpu).Seconds()
-	if err != nil {
+	if err != nil || given {
 		return r, err
 	}
 	return r, check(ctx, &r, kc, cc)
@@ -259,6 +329,11 @@ func check(ctx context.Context, r *result, kc kafkaio.Config, cc icebergio.Catal
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if c, ok := cat.(catalog.Closer); ok {
+			_ = c.Close()
+		}
+	}()
 	pipeline := loopPipeline
 	if r.Mode == "beam" {
 		pipeline = beamPipeline
@@ -297,18 +372,35 @@ func check(ctx context.Context, r *result, kc kafkaio.Config, cc icebergio.Catal
 	return nil
 }
 
-// parent runs loop and beam in child processes and prints the table.
-func parent(ctx context.Context, cfg Config, out io.Writer) error {
+// parent runs loop and beam in child processes, prints the table and
+// returns the results, one loop and one beam per repeat.
+//
+// With --broker-process it starts one broker process and preloads it once;
+// every child reads that topic from its earliest offsets into fresh tables
+// in a directory the parent makes (--brokers, --dir). The parent times each
+// child from exec to exit (ProcessSeconds, ProcessCPUSeconds) and checks
+// its tables after it exits, outside that span.
+func parent(ctx context.Context, cfg Config, out io.Writer) ([]result, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logs, err := os.MkdirTemp("", "haade-benchmark-logs-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(out, "benchmark: %d events, %d partitions, %.1f%% malformed, GOMAXPROCS=%d, %s; child logs in %s\n",
 		cfg.Events, cfg.Partitions, 100*cfg.BadRatio, runtime.GOMAXPROCS(0), runtime.Version(), logs)
+	var shared *broker
+	if cfg.BrokerProcess {
+		fmt.Fprintf(out, "  broker process: load average %s ...", loadavg())
+		if shared, err = startBrokerProcess(ctx, cfg); err != nil {
+			fmt.Fprintln(out, " failed")
+			return nil, err
+		}
+		defer shared.close()
+		fmt.Fprintf(out, " preloaded in %.1fs, %.0f MiB, at %s\n", shared.took.Seconds(), float64(shared.brokerRSS)/mib, strings.Join(shared.addrs, ","))
+	}
 	var results []result
 	for i := 0; i < cfg.Repeat; i++ {
 		for _, mode := range []string{"loop", "beam"} {
@@ -318,11 +410,16 @@ func parent(ctx context.Context, cfg Config, out io.Writer) error {
 				fmt.Sprintf("--seed=%d", cfg.Seed), "--commit-interval=" + cfg.CommitInterval.String(),
 				fmt.Sprintf("--loop-goroutines=%d", cfg.LoopGoroutines), fmt.Sprintf("--loop-chunk=%d", cfg.LoopChunk),
 				fmt.Sprintf("--fetch-max-partition-bytes=%d", cfg.FetchBytes), "--call-duration=" + cfg.CallDuration.String()}
-			if cfg.Keep {
+			if cfg.Keep && shared == nil {
 				args = append(args, "--keep")
 			}
-			if cfg.BrokerProcess {
-				args = append(args, "--broker-process")
+			var dir string
+			if shared != nil {
+				if dir, err = os.MkdirTemp("", "haade-benchmark-"+mode+"-"); err != nil {
+					fmt.Fprintln(out, " failed")
+					return results, err
+				}
+				args = append(args, "--brokers="+strings.Join(shared.addrs, ","), "--dir="+dir)
 			}
 			if mode == "beam" && cfg.CPUProfile != "" {
 				prof := cfg.CPUProfile
@@ -335,21 +432,41 @@ func parent(ctx context.Context, cfg Config, out io.Writer) error {
 				args = append(args, "--memprofile="+cfg.MemProfile)
 			}
 			r, err := child(ctx, self, args, filepath.Join(logs, fmt.Sprintf("%s-%d.log", mode, i+1)))
+			if shared == nil {
+				// The process also started a broker and preloaded.
+				r.ProcessSeconds, r.ProcessCPUSeconds = 0, 0
+			} else {
+				r.BrokerRSS, r.Preload = shared.brokerRSS, shared.took.Seconds()
+				if err == nil {
+					err = check(ctx, &r, kafkaConfig(cfg, shared.addrs), catalogIn(dir))
+				}
+				if cfg.Keep {
+					fmt.Fprintf(out, " (tables in %s)", dir)
+				} else {
+					os.RemoveAll(dir)
+				}
+			}
 			if err != nil {
 				fmt.Fprintln(out, " failed")
-				return err
+				return results, fmt.Errorf("%s run %d: %w", mode, i+1, err)
 			}
-			fmt.Fprintf(out, " %.1fs (preload %.1fs)\n", r.Seconds, r.Preload)
+			if shared != nil {
+				fmt.Fprintf(out, " %.1fs (process %.1fs)\n", r.Seconds, r.ProcessSeconds)
+			} else {
+				fmt.Fprintf(out, " %.1fs (preload %.1fs)\n", r.Seconds, r.Preload)
+			}
 			results = append(results, r)
 		}
 	}
 	fmt.Fprintln(out)
 	printTable(out, results)
-	return nil
+	return results, nil
 }
 
 // child runs the benchmark binary with args and returns the result it
-// reports; its stderr goes to logPath.
+// reports, with ProcessSeconds and ProcessCPUSeconds: the wall time from
+// just before the process starts to Wait returning, and its user + system
+// time. Its stderr goes to logPath.
 func child(ctx context.Context, self string, args []string, logPath string) (result, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -359,7 +476,12 @@ func child(ctx context.Context, self string, args []string, logPath string) (res
 	var stdout bytes.Buffer
 	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, logf
-	runErr := cmd.Run()
+	started := time.Now()
+	runErr := cmd.Start()
+	if runErr == nil {
+		runErr = cmd.Wait()
+	}
+	took := time.Since(started)
 	var r result
 	found := false
 	sc := bufio.NewScanner(&stdout)
@@ -370,6 +492,10 @@ func child(ctx context.Context, self string, args []string, logPath string) (res
 	}
 	if runErr != nil || !found {
 		return r, fmt.Errorf("%s %s: %v (no result); the end of its log %s:\n%s", filepath.Base(self), strings.Join(args, " "), runErr, logPath, tail(logPath, 20))
+	}
+	r.ProcessSeconds = took.Seconds()
+	if ps := cmd.ProcessState; ps != nil {
+		r.ProcessCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
 	}
 	return r, nil
 }
@@ -400,10 +526,12 @@ func loadavg() string {
 const mib = 1 << 20
 
 // printTable prints one line per result and, for each loop and beam pair,
-// the ratio of their rates.
+// the ratio of their rates; then the ratios of all pairs on one line per
+// timing, with their median (ratioLines).
 func printTable(out io.Writer, rs []result) {
-	fmt.Fprintf(out, "%-5s %9s %8s %10s %7s %13s %13s %18s %13s %11s %6s %5s %9s\n",
-		"mode", "events", "seconds", "events/s", "CPU s", "CPU µs/event", "peak RSS MiB", "RSS after preload", "peak-preload", "broker MiB", "files", "snaps", "DLQ rows")
+	fmt.Fprintf(out, "%-5s %9s %8s %10s %7s %13s %9s %18s %13s %13s %18s %13s %11s %6s %5s %9s\n",
+		"mode", "events", "seconds", "events/s", "CPU s", "CPU µs/event", "process s", "events/s (process)", "process CPU s",
+		"peak RSS MiB", "RSS after preload", "peak-preload", "broker MiB", "files", "snaps", "DLQ rows")
 	for _, r := range rs {
 		peak := fmt.Sprintf("%.0f", float64(r.PeakRSS)/mib)
 		if !r.PeakReset {
@@ -413,22 +541,79 @@ func printTable(out io.Writer, rs []result) {
 		if r.BrokerRSS > 0 {
 			brk = fmt.Sprintf("%.0f", float64(r.BrokerRSS)/mib)
 		}
-		fmt.Fprintf(out, "%-5s %9d %8.2f %10.0f %7.2f %13.2f %13s %18.0f %13.0f %11s %6d %5d %9d\n",
+		procS, procRate, procCPU := "-", "-", "-"
+		if r.ProcessSeconds > 0 {
+			procS = fmt.Sprintf("%.2f", r.ProcessSeconds)
+			procRate = fmt.Sprintf("%.0f", float64(r.Events)/r.ProcessSeconds)
+			procCPU = fmt.Sprintf("%.2f", r.ProcessCPUSeconds)
+		}
+		fmt.Fprintf(out, "%-5s %9d %8.2f %10.0f %7.2f %13.2f %9s %18s %13s %13s %18.0f %13.0f %11s %6d %5d %9d\n",
 			r.Mode, r.Events, r.Seconds, float64(r.Events)/r.Seconds, r.CPUSeconds, 1e6*r.CPUSeconds/float64(r.Events),
+			procS, procRate, procCPU,
 			peak, float64(r.PreloadRSS)/mib, float64(r.PeakRSS-r.PreloadRSS)/mib, brk, r.Files, r.Snapshots, r.DLQ)
 	}
-	for i := 0; i+1 < len(rs); i += 2 {
-		l, b := rs[i], rs[i+1]
-		if l.Mode != "loop" || b.Mode != "beam" {
-			continue
-		}
+	for _, p := range pairs(rs) {
+		l, b := p[0], p[1]
 		fmt.Fprintf(out, "Beam/loop: rate %.0f%% (target >= 50%%), CPU per event %.2fx\n",
 			100*l.Seconds/b.Seconds, b.CPUSeconds/l.CPUSeconds)
 	}
+	ratioLines(out, rs)
 	for _, r := range rs {
 		if !r.PeakReset {
 			fmt.Fprintln(out, "* the kernel did not let the peak be reset after the preload: the peak includes it")
 			break
 		}
 	}
+}
+
+// pairs are the loop and beam results of each repeat, in order.
+func pairs(rs []result) [][2]result {
+	var ps [][2]result
+	for i := 0; i+1 < len(rs); i += 2 {
+		if rs[i].Mode == "loop" && rs[i+1].Mode == "beam" {
+			ps = append(ps, [2]result{rs[i], rs[i+1]})
+		}
+	}
+	return ps
+}
+
+// ratioLines prints, for each timing, the beam/loop ratio of events/s of
+// every pair and their median: from process start to exit when every
+// result has it (ProcessSeconds), and from the run's start to its last
+// commit.
+func ratioLines(out io.Writer, rs []result) {
+	ps := pairs(rs)
+	if len(ps) == 0 {
+		return
+	}
+	line := func(what string, secs func(result) float64) {
+		var rs []float64
+		for _, p := range ps {
+			l, b := secs(p[0]), secs(p[1])
+			if l <= 0 || b <= 0 {
+				return
+			}
+			rs = append(rs, l/b) // same events: the rate ratio is the inverse time ratio
+		}
+		strs := make([]string, len(rs))
+		for i, r := range rs {
+			strs[i] = fmt.Sprintf("%.2f", r)
+		}
+		fmt.Fprintf(out, "bronze / loop, %s: %s (median %.2f)\n", what, strings.Join(strs, ", "), median(rs))
+	}
+	line("process start to exit", func(r result) float64 { return r.ProcessSeconds })
+	line("run start to last commit", func(r result) float64 { return r.Seconds })
+}
+
+// median is the middle value of xs, or the mean of the two middle ones.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// asCommand in the environment makes the test binary the benchmark command:
+// the parent re-executes os.Executable() for its broker and its children.
+const asCommand = "HAADE_BENCHMARK_AS_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCommand) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// testConfig is the command line's defaults with a small topic.
+func testConfig(events, partitions int) Config {
+	return Config{Events: events, Mode: "all", CommitInterval: 10 * time.Second, Partitions: partitions, BadRatio: 0.01,
+		Seed: 1, LoopGoroutines: 2, LoopChunk: 256 << 10, Repeat: 1}
+}
+
+var ratioLine = regexp.MustCompile(`(?m)^bronze / loop, (process start to exit|run start to last commit): (\d+\.\d\d) \(median (\d+\.\d\d)\)$`)
+
+// With --broker-process the parent preloads one broker process, times each
+// child from exec to exit, checks its tables after it exits and prints the
+// ratio of both timings.
+func TestParentBrokerProcess(t *testing.T) {
+	t.Setenv(asCommand, "1")
+	cfg := testConfig(20_000, 2)
+	cfg.BrokerProcess = true
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	rs, err := parent(ctx, cfg, &out)
+	if m := regexp.MustCompile(`child logs in (\S+)`).FindStringSubmatch(out.String()); m != nil {
+		t.Cleanup(func() { os.RemoveAll(m[1]) })
+	}
+	if err != nil {
+		t.Fatalf("parent: %v\n%s", err, out.String())
+	}
+	t.Logf("\n%s", out.String())
+
+	type counts struct {
+		Mode        string
+		Events      int
+		BronzeAndDL int64
+		Brokered    bool
+	}
+	var got []counts
+	for _, r := range rs {
+		got = append(got, counts{r.Mode, r.Events, r.Bronze + r.DLQ, r.BrokerRSS > 0})
+		if !(r.ProcessSeconds > r.Seconds && r.Seconds > 0) {
+			t.Errorf("%s: process %.3fs, run %.3fs: want process > run > 0", r.Mode, r.ProcessSeconds, r.Seconds)
+		}
+		if r.ProcessCPUSeconds <= 0 || r.Bronze == 0 || r.DLQ == 0 {
+			t.Errorf("%s: process CPU %.3fs, %d bronze, %d dead letters: want all > 0", r.Mode, r.ProcessCPUSeconds, r.Bronze, r.DLQ)
+		}
+	}
+	want := []counts{{"loop", 20_000, 20_000, true}, {"beam", 20_000, 20_000, true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if len(rs) == 2 && (rs[0].Bronze != rs[1].Bronze || rs[0].DLQ != rs[1].DLQ) {
+		t.Errorf("loop %d+%d rows, beam %d+%d: want the same topic read by both", rs[0].Bronze, rs[0].DLQ, rs[1].Bronze, rs[1].DLQ)
+	}
+	var timings []string
+	for _, m := range ratioLine.FindAllStringSubmatch(out.String(), -1) {
+		timings = append(timings, m[1])
+		if m[2] != m[3] {
+			t.Errorf("one pair: ratio %s, median %s: want the same", m[2], m[3])
+		}
+	}
+	if diff := cmp.Diff([]string{"process start to exit", "run start to last commit"}, timings); diff != "" {
+		t.Errorf("ratio lines (-want +got):\n%s\noutput:\n%s", diff, out.String())
+	}
+}
+
+// Bad --brokers and --dir combinations are one error line naming the flag,
+// and exit code 2, before anything starts.
+func TestBrokersAndDirFlags(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	used := filepath.Join(dir, "used")
+	for _, p := range []string{file, filepath.Join(used, "catalog.db")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const addr = "--brokers=127.0.0.1:9092"
+	for _, tc := range []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"brokers without dir", []string{"--mode=loop", addr}, "--dir"},
+		{"dir without brokers", []string{"--mode=beam", "--dir=" + dir}, "--dir"},
+		{"brokers in mode all", []string{addr, "--dir=" + dir}, "--brokers"},
+		{"brokers in mode broker", []string{"--mode=broker", addr, "--dir=" + dir}, "--brokers"},
+		{"no port", []string{"--mode=loop", "--brokers=localhost", "--dir=" + dir}, "--brokers"},
+		{"port 0", []string{"--mode=loop", "--brokers=localhost:0", "--dir=" + dir}, "--brokers"},
+		{"one of two bad", []string{"--mode=loop", "--brokers=127.0.0.1:9092,:x", "--dir=" + dir}, "--brokers"},
+		{"dir missing", []string{"--mode=loop", addr, "--dir=" + filepath.Join(dir, "none")}, "--dir"},
+		{"dir a file", []string{"--mode=loop", addr, "--dir=" + file}, "--dir"},
+		{"dir with a catalog", []string{"--mode=beam", addr, "--dir=" + used}, "--dir"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(self, tc.args...)
+			cmd.Env = append(os.Environ(), asCommand+"=1")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := -1
+			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+				code = ee.ExitCode()
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "benchmark: "+tc.flag) || stdout.Len() != 0 {
+				t.Fatalf("exit %d (%v), stderr %q, stdout %q: want 2 and one line naming %s", code, err, stderr.String(), stdout.String(), tc.flag)
+			}
+		})
+	}
+	// The parent's combination passes.
+	cfg := testConfig(10, 1)
+	cfg.Mode, cfg.Brokers, cfg.Dir = "beam", "127.0.0.1:9092,[::1]:9093", dir
+	if err := cfg.validate(); err != nil {
+		t.Errorf("validate: %v", err)
+	}
+}
