@@ -30,14 +30,12 @@ import (
 	"github.com/haade/haade/transforms/parse"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +44,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/testing/stats"
 	"github.com/prometheus/procfs"
 )
 
@@ -599,21 +598,8 @@ func ratioLines(out io.Writer, rs []result) {
 		for i, r := range rs {
 			strs[i] = fmt.Sprintf("%.2f", r)
 		}
-		fmt.Fprintf(out, "bronze / loop, %s: %s (median %.2f)\n", what, strings.Join(strs, ", "), median(rs))
+		fmt.Fprintf(out, "bronze / loop, %s: %s (median %.2f)\n", what, strings.Join(strs, ", "), stats.Median(rs))
 	}
 	line("process start to exit", func(r result) float64 { return r.ProcessSeconds })
 	line("run start to last commit", func(r result) float64 { return r.Seconds })
-}
-
-// median is the middle value of xs, or the mean of the two middle ones.
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -7,9 +7,9 @@ import (
 	"image/draw"
 	"image/png"
 	"os"
-	"sort"
 	"strings"
 
+	"github.com/haade/haade/testing/stats"
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
@@ -37,18 +37,6 @@ var labels = map[string]string{
 	"flink":   "HAADE bronze (Beam Go, Flink)",
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // summarize groups the results by contender, in contenderOrder, and
 // reports each one's throughput relative to Spark's (factor), when Spark
 // ran.
@@ -68,7 +56,7 @@ func summarize(rep Report) []summary {
 			for _, r := range rs {
 				xs = append(xs, f(r))
 			}
-			return median(xs)
+			return stats.Median(xs)
 		}
 		s := summary{
 			name:          name,
