@@ -229,7 +229,7 @@ func TestBehindCallEndsCaughtUp(t *testing.T) {
 
 // TestMissedFetchIsNotIdle: a call that gets no poll before its deadline
 // because its client's first fetch has not come back (here the broker
-// holds it 300 ms; on Prism, a call given the 10 ms floor of a spent
+// holds every fetch 200 ms; on Prism, a call given the 10 ms floor of a spent
 // bundle) resumes at once, not after IdleWait: the partition may be far
 // behind, and a residual that waits misses the next bundle. A second call
 // in a row that gets nothing is idle.
@@ -239,10 +239,12 @@ func TestMissedFetchIsNotIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	cfg := Config{Brokers: c.Brokers(), Topic: topic, CallDuration: 300 * time.Millisecond}.withDefaults()
+	// A whole call (1 s) outlasts the held fetch with room to spare on a
+	// loaded machine; the spent bundle's 10 ms floor does not.
+	cfg := Config{Brokers: c.Brokers(), Topic: topic, CallDuration: time.Second}.withDefaults()
 	produce(t, client(t, cfg), "slow", map[int32]int{0: 100})
 	c.ControlKey(kmsg.Fetch.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
-		c.SleepControl(func() { time.Sleep(300 * time.Millisecond) })
+		c.SleepControl(func() { time.Sleep(200 * time.Millisecond) })
 		return nil, nil, false // then answered as usual
 	})
 	p := Partition{ID: 0, Start: 0, End: unbounded}
