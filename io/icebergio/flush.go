@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 )
 
@@ -35,6 +37,69 @@ type bufWrites struct {
 	writes    []*fileWrite
 }
 
+// sizeHint is what one write held: its rows, and the value bytes of each
+// string or binary column (0 for the others), by field index.
+type sizeHint struct {
+	rows int64
+	data []int64
+}
+
+// hintOf is rec's size as a sizeHint.
+func hintOf(rec arrow.RecordBatch) sizeHint {
+	h := sizeHint{rows: rec.NumRows(), data: make([]int64, rec.NumCols())}
+	for i, col := range rec.Columns() {
+		if vb, ok := col.(interface{ ValueBytes() []byte }); ok {
+			h.data[i] = int64(len(vb.ValueBytes()))
+		}
+	}
+	return h
+}
+
+// larger is the larger of two hints by rows.
+func (h sizeHint) larger(o sizeHint) sizeHint {
+	if o.rows > h.rows {
+		return o
+	}
+	return h
+}
+
+// toAppend runs on the append goroutine before n rows go into buf. A buffer
+// that holds rows and would pass flushRows with these is written first, so
+// that a write holds at most flushRows rows (unless one batch is larger).
+// A buffer that is empty reserves room for the largest write of the
+// writer's previous bundle: an Arrow builder that starts at zero doubles its
+// way to a quarter-million rows, copying and clearing each step, which cost
+// a fifth of the bytes a backlog allocated; reserved once, each column is
+// allocated once per write. A stream's small bundles reserve little, since
+// their writes are small.
+func (f *writeFn) toAppend(ctx context.Context, buf *windowBuf, n int) {
+	if buf.flush.unwritten > 0 && buf.flush.unwritten+int64(n) > flushRows {
+		f.startWrite(ctx, buf)
+	}
+	if buf.flush.unwritten == 0 {
+		reserve(buf.builder, f.hint, n)
+	}
+}
+
+// reserve sizes an empty builder for the rows of h (at least n), and its
+// string and binary columns for h's value bytes scaled to those rows, with
+// an eighth more as slack.
+func reserve(b *array.RecordBuilder, h sizeHint, n int) {
+	rows := max(h.rows, int64(n))
+	b.Reserve(int(rows))
+	if h.rows == 0 || len(h.data) != len(b.Fields()) {
+		return // no hint yet, or one of another schema
+	}
+	for i, fb := range b.Fields() {
+		db, ok := fb.(interface{ ReserveData(int) })
+		if !ok || h.data[i] == 0 {
+			continue
+		}
+		d := h.data[i] * rows / h.rows
+		db.ReserveData(int(d + d/8))
+	}
+}
+
 // appended counts n rows just appended to buf, and writes the buffered rows
 // once there are flushRows of them.
 func (f *writeFn) appended(ctx context.Context, buf *windowBuf, n int) {
@@ -62,6 +127,7 @@ func (f *writeFn) startWrite(ctx context.Context, buf *windowBuf) {
 	}
 	rec := buf.builder.NewRecordBatch() // also empties the builder for reuse
 	buf.flush.unwritten = 0
+	f.nextHint = f.nextHint.larger(hintOf(rec))
 	w := &fileWrite{done: make(chan struct{})}
 	buf.flush.writes = append(buf.flush.writes, w)
 	f.inflight = append(f.inflight, w)

@@ -68,6 +68,9 @@ type writeFn struct {
 	bufs      map[mtime.Time]*windowBuf
 	inflight  []*fileWrite // the background writes not yet waited for (see flush.go)
 	queue     *appendQueue // this bundle's appends (see appendq.go)
+	// hint is the largest write of the previous bundle, which an empty
+	// buffer reserves room for; nextHint that of this bundle (see flush.go).
+	hint, nextHint sizeHint
 }
 
 // windowBuf holds one window's rows of the current bundle, as Arrow columns.
@@ -126,6 +129,9 @@ func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, FileSe
 		f.queue.wait() // left by a bundle that failed: its rows are dropped with it
 	}
 	f.bufs = map[mtime.Time]*windowBuf{}
+	if f.nextHint.rows > 0 {
+		f.hint, f.nextHint = f.nextHint, sizeHint{}
+	}
 	f.refreshSchema(ctx)
 	f.queue = newAppendQueue()
 }
@@ -212,6 +218,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.Even
 		buf.rows += int64(n - lo)
 		app := buf.app
 		if err := f.queue.add(func() {
+			f.toAppend(ctx, buf, n-lo)
 			app.AppendSlice(slice, lo, n)
 			f.appended(ctx, buf, n-lo)
 		}); err != nil {
