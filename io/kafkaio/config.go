@@ -211,6 +211,7 @@ func (c Config) consumerOptions(partition int32, at int64) ([]kgo.Opt, error) {
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchIsolationLevel(iso),
 		kgo.KeepControlRecords(),
+		kgo.WithPools(recordSlices),
 		kgo.FetchMaxPartitionBytes(c.FetchMaxPartitionBytes),
 		kgo.FetchMaxWait(200*time.Millisecond),
 	), nil

@@ -204,6 +204,8 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			emit(ts, b)
 		}
 		lag := m.lag(fetches, r, pos)
+		empty := fetches.NumRecords() == 0
+		recycle(fetches) // b holds what it needs of them
 		if lag > f.Cfg.BehindRecords && !behind {
 			// Far behind (a backlog): read on for a long call. Fewer
 			// self-checkpoints mean fewer bundles, fewer and larger files,
@@ -231,7 +233,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			we.publish(first)
 			return sdf.StopProcessing(), nil
 		}
-		if len(fetches.Records()) == 0 {
+		if empty {
 			// No poll came before the deadline. The partition is idle
 			// only if its last poll left it caught up, or if this is the
 			// second call in a row to get nothing. Otherwise the fetch
