@@ -24,6 +24,7 @@ type summary struct {
 	peakRSSMiB, servicesCPUS  float64
 	snapshots                 float64
 	cpuPerEventMicros, factor float64
+	cpuPerWall, coresMedian   float64
 }
 
 // contenderOrder is the order of the table and of the chart's bars.
@@ -65,6 +66,8 @@ func summarize(rep Report) []summary {
 			visibleS:      col(func(r Result) float64 { return r.VisibleSeconds }),
 			firstVisibleS: col(func(r Result) float64 { return r.FirstVisibleSeconds }),
 			cpuS:          col(func(r Result) float64 { return r.CPUSeconds }),
+			cpuPerWall:    col(func(r Result) float64 { return r.CPUSeconds / r.VisibleSeconds }),
+			coresMedian:   col(func(r Result) float64 { return r.CoresMedian }),
 			peakRSSMiB:    col(func(r Result) float64 { return float64(r.PeakRSSBytes) / (1 << 20) }),
 			servicesCPUS:  col(func(r Result) float64 { return r.ServicesCPUSeconds }),
 			snapshots:     col(func(r Result) float64 { return float64(r.Snapshots) }),
@@ -88,16 +91,16 @@ func markdown(rep Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d events, %d partitions, commit interval (Spark: trigger) %s; %s; %s\n\n",
 		rep.Events, rep.Partitions, rep.CommitInterval, rep.Machine, rep.Date)
-	b.WriteString("| contender | runs | events/s | × Spark | all rows visible | first rows visible | CPU s | CPU µs/event | peak RSS | Kafka+MinIO+PostgreSQL CPU s | snapshots |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| contender | runs | events/s | × Spark | all rows visible | first rows visible | CPU s | CPU µs/event | CPU s / wall s | cores, median second | peak RSS | Kafka+MinIO+PostgreSQL CPU s | snapshots |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range summarize(rep) {
 		factor := "–"
 		if s.factor > 0 {
 			factor = fmt.Sprintf("%.1f×", s.factor)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.1f s | %.1f s | %.1f | %.2f | %.0f MiB | %.1f | %.0f |\n",
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %.1f s | %.1f s | %.1f | %.2f | %.2f | %.2f | %.0f MiB | %.1f | %.0f |\n",
 			labels[s.name], s.runs, thousands(s.eventsPerS), factor, s.visibleS, s.firstVisibleS,
-			s.cpuS, s.cpuPerEventMicros, s.peakRSSMiB, s.servicesCPUS, s.snapshots)
+			s.cpuS, s.cpuPerEventMicros, s.cpuPerWall, s.coresMedian, s.peakRSSMiB, s.servicesCPUS, s.snapshots)
 	}
 	return b.String()
 }

@@ -60,7 +60,10 @@ type Result struct {
 	// CPU and PeakRSS are the contender's process tree's, from launch until
 	// every row is visible; ServicesCPU is Kafka's, MinIO's and
 	// PostgreSQL's over the same span.
-	CPUSeconds         float64 `json:"cpu_s"`
+	CPUSeconds float64 `json:"cpu_s"`
+	// CoresMedian is the median over the run's whole seconds of the cores
+	// the contender's tree kept busy in each (see treeMeter.coresMedian).
+	CoresMedian        float64 `json:"cores_median,omitempty"`
 	PeakRSSBytes       int64   `json:"peak_rss_bytes"`
 	ServicesCPUSeconds float64 `json:"services_cpu_s"`
 	// Rows is the count after the contender stopped: it must equal the
@@ -151,8 +154,9 @@ func measure(ctx context.Context, cfg Config, root string) (Report, error) {
 			if err != nil {
 				return rep, fmt.Errorf("%s, run %d: %w", name, r, err)
 			}
-			logf("%s run %d: all %d rows visible after %.1fs (first after %.1fs): %.0f events/s, %.1f CPU s, peak RSS %d MiB, services %.1f CPU s",
-				name, r, res.Rows, res.VisibleSeconds, res.FirstVisibleSeconds, res.EventsPerSecond, res.CPUSeconds, res.PeakRSSBytes>>20, res.ServicesCPUSeconds)
+			logf("%s run %d: all %d rows visible after %.1fs (first after %.1fs): %.0f events/s, %.1f CPU s (%.2f per wall s, %.2f cores in the median second), peak RSS %d MiB, services %.1f CPU s",
+				name, r, res.Rows, res.VisibleSeconds, res.FirstVisibleSeconds, res.EventsPerSecond, res.CPUSeconds,
+				res.CPUSeconds/res.VisibleSeconds, res.CoresMedian, res.PeakRSSBytes>>20, res.ServicesCPUSeconds)
 			rep.Results = append(rep.Results, res)
 		}
 	}
@@ -436,6 +440,7 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		}
 	}
 	cpu, peak := meter.Stop()
+	cores := meter.coresMedian()
 	svc := cpuOf(services) - svc0
 
 	switch {
@@ -482,6 +487,7 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		FirstVisibleSeconds: first.Seconds(),
 		EventsPerSecond:     float64(want) / all.Seconds(),
 		CPUSeconds:          cpu.Seconds(),
+		CoresMedian:         cores,
 		PeakRSSBytes:        peak,
 		ServicesCPUSeconds:  svc.Seconds(),
 		Rows:                st.Rows,

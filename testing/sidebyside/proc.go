@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/haade/haade/testing/stats"
 	"github.com/prometheus/procfs"
 )
 
@@ -82,6 +83,7 @@ type treeMeter struct {
 	cpu     map[int]time.Duration
 	base    map[int]time.Duration // at the first sample: long-running processes' past
 	peakRSS int64
+	series  []cpuAt // the trees' CPU at each sample
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -133,6 +135,38 @@ func (m *treeMeter) sample() {
 		}
 	}
 	m.peakRSS = max(m.peakRSS, rss)
+	var total time.Duration
+	for pid, c := range m.cpu {
+		total += c - m.base[pid]
+	}
+	m.series = append(m.series, cpuAt{at: time.Now(), cpu: total})
+}
+
+// cpuAt is the trees' CPU time at a sample.
+type cpuAt struct {
+	at  time.Time
+	cpu time.Duration
+}
+
+// coresMedian is the median, over the whole seconds metered, of the cores
+// the trees kept busy in each second: what a run uses while it works,
+// without its start (a JVM's or Prism's) and its last commit weighing as
+// much as in CPU seconds over wall seconds. 0 before a whole second.
+func (m *treeMeter) coresMedian() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var rates []float64
+	if len(m.series) == 0 {
+		return 0
+	}
+	prev := m.series[0]
+	for _, s := range m.series[1:] {
+		if d := s.at.Sub(prev.at); d >= time.Second {
+			rates = append(rates, (s.cpu-prev.cpu).Seconds()/d.Seconds())
+			prev = s
+		}
+	}
+	return stats.Median(rates)
 }
 
 // Stop takes a last sample and stops; it returns the trees' CPU time and

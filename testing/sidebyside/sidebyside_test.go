@@ -138,9 +138,9 @@ func report() Report {
 		Date: "2026-11-29T17:00:00Z", Machine: "2 cores", Events: 2_000_000, Partitions: 8, CommitInterval: "2s",
 		Results: []Result{
 			{Contender: "spark", Run: 1, EventsPerSecond: 50_000, VisibleSeconds: 40, CPUSeconds: 70, PeakRSSBytes: 1 << 30},
-			{Contender: "bronze", Run: 1, EventsPerSecond: 400_000, VisibleSeconds: 5, CPUSeconds: 3, PeakRSSBytes: 400 << 20},
-			{Contender: "bronze", Run: 2, EventsPerSecond: 500_000, VisibleSeconds: 4, CPUSeconds: 2, PeakRSSBytes: 300 << 20},
-			{Contender: "bronze", Run: 3, EventsPerSecond: 100_000, VisibleSeconds: 20, CPUSeconds: 9, PeakRSSBytes: 500 << 20},
+			{Contender: "bronze", Run: 1, EventsPerSecond: 400_000, VisibleSeconds: 5, CPUSeconds: 3, CoresMedian: 1.8, PeakRSSBytes: 400 << 20},
+			{Contender: "bronze", Run: 2, EventsPerSecond: 500_000, VisibleSeconds: 4, CPUSeconds: 2, CoresMedian: 1.7, PeakRSSBytes: 300 << 20},
+			{Contender: "bronze", Run: 3, EventsPerSecond: 100_000, VisibleSeconds: 20, CPUSeconds: 9, CoresMedian: 1.9, PeakRSSBytes: 500 << 20},
 			{Contender: "spark", Run: 2, EventsPerSecond: 40_000, VisibleSeconds: 50, CPUSeconds: 80, PeakRSSBytes: 2 << 30},
 		},
 	}
@@ -161,8 +161,12 @@ func TestSummarizeTakesMediansInOrder(t *testing.T) {
 	if want := 400_000.0 / 45_000; b.factor != want || s.factor != 1 {
 		t.Errorf("factors %v, %v: want %v and 1", b.factor, s.factor, want)
 	}
+	if b.cpuPerWall != 0.5 {
+		t.Errorf("bronze CPU s per wall s %v: want the median of 0.6, 0.5 and 0.45", b.cpuPerWall)
+	}
 	md := markdown(report())
-	for _, want := range []string{"| HAADE bronze (Beam Go, Prism) | 3 | 400,000 | 8.9× | 5.0 s |", "| Spark 3.5 Structured Streaming | 2 | 45,000 | 1.0× |"} {
+	for _, want := range []string{"| HAADE bronze (Beam Go, Prism) | 3 | 400,000 | 8.9× | 5.0 s |", "| Spark 3.5 Structured Streaming | 2 | 45,000 | 1.0× |",
+		"| 0.50 | 1.80 | 400 MiB |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -249,5 +253,24 @@ func TestVersionsReadsThePins(t *testing.T) {
 	}
 	if got := v["kafka.kafka_version"]; !strings.Contains(got, ".") {
 		t.Errorf("kafka version %q: not a version", got)
+	}
+}
+
+// TestCoresMedian meters a shell that spins on one core for three seconds
+// and then sleeps for one: the median second holds about one core busy
+// (never two: it has one thread), though CPU over wall time is lower.
+func TestCoresMedian(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `timeout 3 sh -c 'while :; do :; done'; sleep 1`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m := meterTrees([]int{cmd.Process.Pid}, 50*time.Millisecond)
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	m.Stop()
+	got := m.coresMedian()
+	if got < 0.5 || got > 1.1 {
+		t.Errorf("cores in the median second %.2f: want about one", got)
 	}
 }
