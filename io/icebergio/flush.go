@@ -35,6 +35,7 @@ type fileWrite struct {
 type bufWrites struct {
 	unwritten int64 // rows in the builder, not yet handed to a write
 	writes    []*fileWrite
+	last      sizeHint // the size of the last write
 }
 
 // sizeHint is what one write held: its rows, and the value bytes of each
@@ -55,29 +56,22 @@ func hintOf(rec arrow.RecordBatch) sizeHint {
 	return h
 }
 
-// larger is the larger of two hints by rows.
-func (h sizeHint) larger(o sizeHint) sizeHint {
-	if o.rows > h.rows {
-		return o
-	}
-	return h
-}
-
 // toAppend runs on the append goroutine before n rows go into buf. A buffer
 // that holds rows and would pass flushRows with these is written first, so
-// that a write holds at most flushRows rows (unless one batch is larger).
-// A buffer that is empty reserves room for the largest write of the
-// writer's previous bundle: an Arrow builder that starts at zero doubles its
-// way to a quarter-million rows, copying and clearing each step, which cost
-// a fifth of the bytes a backlog allocated; reserved once, each column is
-// allocated once per write. A stream's small bundles reserve little, since
-// their writes are small.
+// that a write holds at most flushRows rows (unless one batch is larger):
+// an Arrow builder's capacity doubles, and one that passed 2^18 rows by a
+// batch held 2^19. A buffer that has been written in this bundle, and is
+// empty again, reserves room for as much as its last write: a column is
+// then allocated once per write instead of doubling its way up from zero,
+// copying and clearing each step (a fifth of the bytes a backlog
+// allocated). A window that gets few rows in a bundle is never written
+// before FinishBundle, and reserves nothing.
 func (f *writeFn) toAppend(ctx context.Context, buf *windowBuf, n int) {
 	if buf.flush.unwritten > 0 && buf.flush.unwritten+int64(n) > flushRows {
 		f.startWrite(ctx, buf)
 	}
-	if buf.flush.unwritten == 0 {
-		reserve(buf.builder, f.hint, n)
+	if buf.flush.unwritten == 0 && buf.flush.last.rows > 0 {
+		reserve(buf.builder, buf.flush.last, n)
 	}
 }
 
@@ -127,7 +121,7 @@ func (f *writeFn) startWrite(ctx context.Context, buf *windowBuf) {
 	}
 	rec := buf.builder.NewRecordBatch() // also empties the builder for reuse
 	buf.flush.unwritten = 0
-	f.nextHint = f.nextHint.larger(hintOf(rec))
+	buf.flush.last = hintOf(rec)
 	w := &fileWrite{done: make(chan struct{})}
 	buf.flush.writes = append(buf.flush.writes, w)
 	f.inflight = append(f.inflight, w)

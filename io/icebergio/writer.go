@@ -68,9 +68,6 @@ type writeFn struct {
 	bufs      map[mtime.Time]*windowBuf
 	inflight  []*fileWrite // the background writes not yet waited for (see flush.go)
 	queue     *appendQueue // this bundle's appends (see appendq.go)
-	// hint is the largest write of the previous bundle, which an empty
-	// buffer reserves room for; nextHint that of this bundle (see flush.go).
-	hint, nextHint sizeHint
 }
 
 // windowBuf holds one window's rows of the current bundle, as Arrow columns.
@@ -129,9 +126,6 @@ func (f *writeFn) StartBundle(ctx context.Context, _ func(beam.EventTime, FileSe
 		f.queue.wait() // left by a bundle that failed: its rows are dropped with it
 	}
 	f.bufs = map[mtime.Time]*windowBuf{}
-	if f.nextHint.rows > 0 {
-		f.hint, f.nextHint = f.nextHint, sizeHint{}
-	}
 	f.refreshSchema(ctx)
 	f.queue = newAppendQueue()
 }

@@ -226,6 +226,11 @@ func (e *env) preload(ctx context.Context) error {
 		done += len(vs)
 	}
 	logf("preloaded in %v", time.Since(start).Round(100*time.Millisecond))
+	start = time.Now()
+	if err := warmUp(ctx, e.topic, e.cfg.Events); err != nil {
+		return err
+	}
+	logf("read the topic once, to warm the broker, in %v", time.Since(start).Round(100*time.Millisecond))
 	return nil
 }
 
