@@ -32,21 +32,28 @@ func (b flushBatch) RowOffset(i int) int64 { return b.rows[i].Offset }
 // file warehouse, and returns a set-up writer for it, torn down with t.
 func flushWriter(ctx context.Context, t *testing.T, ident string) *writeFn {
 	t.Helper()
-	dir := t.TempDir()
+	return fileWriter(ctx, t, Table{Ident: ident, Row: flushRow{}})
+}
+
+// fileWriter makes tbl in a fresh SQLite catalog and file warehouse, and
+// returns a set-up writer for it, torn down with tb.
+func fileWriter(ctx context.Context, tb testing.TB, tbl Table) *writeFn {
+	tb.Helper()
+	dir := tb.TempDir()
 	cc := CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
 	cat, err := cc.Open(ctx)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer closeCatalog(cat)
-	if _, err := EnsureTable(ctx, cat, Table{Ident: ident, Row: flushRow{}}); err != nil {
-		t.Fatal(err)
+	if _, err := EnsureTable(ctx, cat, tbl); err != nil {
+		tb.Fatal(err)
 	}
-	f := &writeFn{Catalog: cc, Ident: ident, Pipeline: "p"}
+	f := &writeFn{Catalog: cc, Ident: tbl.Ident, Pipeline: "p"}
 	if err := f.Setup(ctx); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(f.Teardown)
+	tb.Cleanup(f.Teardown)
 	return f
 }
 

@@ -3,7 +3,6 @@ package icebergio
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -45,21 +44,7 @@ func BenchmarkWriterBundle(b *testing.B) {
 func benchWriterBundle(b *testing.B, props map[string]string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	dir := b.TempDir()
-	cc := CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
-	cat, err := cc.Open(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := EnsureTable(ctx, cat, Table{Ident: "ns.bundle", Row: tables.BronzeEvent{}, Properties: props}); err != nil {
-		b.Fatal(err)
-	}
-	closeCatalog(cat)
-	f := &writeFn{Catalog: cc, Ident: "ns.bundle", Pipeline: "p"}
-	if err := f.Setup(ctx); err != nil {
-		b.Fatal(err)
-	}
-	defer f.Teardown()
+	f := fileWriter(ctx, b, Table{Ident: "ns.bundle", Row: tables.BronzeEvent{}, Properties: props})
 
 	const rowsPerBundle, batch = 1 << 20, 4096
 	sources := []string{"news", "Reuters", "FT", "sec-filings"}
@@ -108,22 +93,7 @@ func benchWriterBundle(b *testing.B, props map[string]string) {
 func TestBronzeUniqueColumnsHaveNoDictionary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	cc := CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
-	cat, err := cc.Open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeCatalog(cat)
-	tb := TableOf(tables.Bronze.As("ns.bronze"))
-	if _, err := EnsureTable(ctx, cat, tb); err != nil {
-		t.Fatal(err)
-	}
-	f := &writeFn{Catalog: cc, Ident: tb.Ident, Pipeline: "p"}
-	if err := f.Setup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer f.Teardown()
+	f := fileWriter(ctx, t, TableOf(tables.Bronze.As("ns.bronze")))
 	for _, c := range []string{"timestamp", "kafka_offset", "kafka_timestamp"} {
 		if v := f.tbl.Properties()["write.parquet.dict-encoding-enabled.column."+c]; v != "false" {
 			t.Errorf("table property for %s's dictionary %q, want false", c, v)
