@@ -24,15 +24,29 @@ func (c *countingPool) GetRecords(n int) []kgo.Record {
 	return make([]kgo.Record, n)
 }
 
-// TestRecycledRecordsKeepValues reads 20,000 records in many small polls
+// TestRecycledRecordsKeepValues reads 20,000 records of 200 batches in small polls
 // through the read's pool, keeping each record's value slice as a read's
 // Batch does and recycling the records after every poll, as the read does.
 // The slices come back to the pool and are lent again, and every value kept
 // is still the one produced: the pool reuses the structs, never the bytes.
 func TestRecycledRecordsKeepValues(t *testing.T) {
 	cfg := startKafka(t, 1)
-	const n = 20000
-	want := produce(t, client(t, cfg), "pool", map[int32]int{0: n})
+	// 200 produce calls of 100 records: 200 batches, each decoded into a
+	// slice of its own, so that slices come back while later ones are lent.
+	const n, batch = 20000, 100
+	pcl := client(t, cfg)
+	var want []string
+	for i := 0; i < n; i += batch {
+		var recs []*kgo.Record
+		for j := i; j < i+batch; j++ {
+			v := value("pool", 0, j)
+			recs = append(recs, &kgo.Record{Partition: 0, Value: []byte(v)})
+			want = append(want, v)
+		}
+		if err := pcl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	pool := &countingPool{}
 	cl := client(t, cfg, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(0)}}),
@@ -49,7 +63,7 @@ func TestRecycledRecordsKeepValues(t *testing.T) {
 		recycle(fs)
 	}
 	for i, v := range kept {
-		if got := "0:" + string(v); got != want[i] {
+		if got := string(v); got != want[i] {
 			t.Fatalf("record %d: value %q after recycling, want %q", i, got, want[i])
 		}
 	}
