@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -63,9 +64,12 @@ type Result struct {
 	CPUSeconds float64 `json:"cpu_s"`
 	// CoresMedian is the median over the run's whole seconds of the cores
 	// the contender's tree kept busy in each (see treeMeter.coresMedian).
-	CoresMedian        float64 `json:"cores_median,omitempty"`
-	PeakRSSBytes       int64   `json:"peak_rss_bytes"`
-	ServicesCPUSeconds float64 `json:"services_cpu_s"`
+	CoresMedian float64 `json:"cores_median,omitempty"`
+	// CoresBySecond is the cores busy in each whole second from launch,
+	// rounded to hundredths (treeMeter.coresBySecond).
+	CoresBySecond      []float64 `json:"cores_by_second,omitempty"`
+	PeakRSSBytes       int64     `json:"peak_rss_bytes"`
+	ServicesCPUSeconds float64   `json:"services_cpu_s"`
 	// Rows is the count after the contender stopped: it must equal the
 	// events, or the run fails.
 	Rows      int64 `json:"rows"`
@@ -446,6 +450,10 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 	}
 	cpu, peak := meter.Stop()
 	cores := meter.coresMedian()
+	bySecond := meter.coresBySecond()
+	for i, c := range bySecond {
+		bySecond[i] = math.Round(c*100) / 100
+	}
 	svc := cpuOf(services) - svc0
 
 	switch {
@@ -493,6 +501,7 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		EventsPerSecond:     float64(want) / all.Seconds(),
 		CPUSeconds:          cpu.Seconds(),
 		CoresMedian:         cores,
+		CoresBySecond:       bySecond,
 		PeakRSSBytes:        peak,
 		ServicesCPUSeconds:  svc.Seconds(),
 		Rows:                st.Rows,

@@ -148,16 +148,15 @@ type cpuAt struct {
 	cpu time.Duration
 }
 
-// coresMedian is the median, over the whole seconds metered, of the cores
-// the trees kept busy in each second: what a run uses while it works,
-// without its start (a JVM's or Prism's) and its last commit weighing as
-// much as in CPU seconds over wall seconds. 0 before a whole second.
-func (m *treeMeter) coresMedian() float64 {
+// coresBySecond is, for each whole second metered in order, the cores the
+// trees kept busy in it: a run's profile over time (a JVM's or Prism's
+// start, the read, the last commit). Empty before a whole second.
+func (m *treeMeter) coresBySecond() []float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var rates []float64
 	if len(m.series) == 0 {
-		return 0
+		return nil
 	}
 	prev := m.series[0]
 	for _, s := range m.series[1:] {
@@ -166,7 +165,14 @@ func (m *treeMeter) coresMedian() float64 {
 			prev = s
 		}
 	}
-	return stats.Median(rates)
+	return rates
+}
+
+// coresMedian is the median of coresBySecond: what a run uses while it
+// works, without its start and its last commit weighing as much as in CPU
+// seconds over wall seconds. 0 before a whole second.
+func (m *treeMeter) coresMedian() float64 {
+	return stats.Median(m.coresBySecond())
 }
 
 // Stop takes a last sample and stops; it returns the trees' CPU time and

@@ -273,4 +273,19 @@ func TestCoresMedian(t *testing.T) {
 	if got < 0.5 || got > 1.1 {
 		t.Errorf("cores in the median second %.2f: want about one", got)
 	}
+	// Three or four whole seconds (the sleep's is cut when its last sample
+	// comes a little before a whole second has passed): the spin's two first
+	// hold about one core each, and a fourth, the sleep's, about none.
+	by := m.coresBySecond()
+	if len(by) < 3 || len(by) > 4 {
+		t.Fatalf("cores by second %v: want 3 or 4 seconds", by)
+	}
+	for _, c := range by[:2] {
+		if c < 0.5 || c > 1.1 {
+			t.Errorf("cores by second %v: a second of the spin has %.2f cores, want about one", by, c)
+		}
+	}
+	if len(by) == 4 && by[3] > 0.5 {
+		t.Errorf("cores by second %v: the sleep's second has %.2f cores, want about none", by, by[3])
+	}
 }
