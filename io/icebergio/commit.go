@@ -254,7 +254,10 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 		if !offsets.Ahead(cur) {
 			return nil
 		}
-		tx := tbl.NewTransaction()
+		tx, err := pinned(tbl)
+		if err != nil {
+			return err
+		}
 		if err := tx.SetProperties(c.progress(offsets)); err != nil {
 			return err
 		}
@@ -345,7 +348,10 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		// The offsets go into the snapshot summary and, in the same
 		// transaction, into the progress property, which no snapshot
 		// expiry removes.
-		tx := tbl.NewTransaction()
+		tx, err := pinned(tbl)
+		if err != nil {
+			return err
+		}
 		if err := tx.SetProperties(c.progress(next)); err != nil {
 			return err
 		}

@@ -3,11 +3,33 @@ package icebergio
 import (
 	"context"
 	"errors"
+	"fmt"
 	iofs "io/fs"
 	"log/slog"
 
 	"github.com/apache/iceberg-go/table"
 )
+
+// pinned starts a transaction on tbl that is pinned to tbl's current
+// snapshot (AssertRefSnapshotID on main): if another writer commits first,
+// the commit fails with a conflict instead of being replayed on the new head.
+//
+// iceberg-go replays a conflicting transaction on the new head when the
+// table's commit.retry.num-retries is above 0 (Java Iceberg's default is 4,
+// and other engines' users set it on the table) and the catalog reports the
+// conflict as ErrCommitFailed (a REST catalog's 409, the SQL catalog's row
+// race). A replay skips the checks made against the table this transaction
+// was built on: the append of a window that another attempt has just
+// committed would go in twice, and a progress property would move back.
+// Every commit of the write path therefore goes through pinned, and a
+// conflict comes back to the caller, which reloads and checks again.
+func pinned(tbl *table.Table) (*table.Transaction, error) {
+	tx := tbl.NewTransaction()
+	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return nil, permanent(fmt.Errorf("icebergio: pin the commit to snapshot of %v: %w", tbl.Identifier(), err))
+	}
+	return tx, nil
+}
 
 // CommitPinned commits tx, which must have been pinned to its base with
 // AssertRefSnapshotID, counting conflicts. An error after the catalog took

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
@@ -435,5 +438,95 @@ func TestCommitterLatePane(t *testing.T) {
 	all = append(all, batch(3, 0, 20, 25), batch(3, 1, 8, 12))
 	if diff := cmp.Diff(rowsOf(all...), icebergtest.Rows[Row](t, cat, sink.Table.Ident), sortRows); diff != "" {
 		t.Errorf("rows in the table (-want +got):\n%s", diff)
+	}
+}
+
+// restLikeCatalog answers a failed commit requirement the way an Iceberg
+// REST catalog does (409, CommitFailedException): with table.ErrCommitFailed,
+// which iceberg-go retries on its own when the table's
+// commit.retry.num-retries asks it to. The SQL catalog wraps only its row race
+// that way.
+type restLikeCatalog struct{ catalog.Catalog }
+
+func (c restLikeCatalog) LoadTable(ctx context.Context, id table.Identifier) (*table.Table, error) {
+	tbl, err := c.Catalog.LoadTable(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return table.New(id, tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, c), nil
+}
+
+func (c restLikeCatalog) CommitTable(ctx context.Context, id table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	m, loc, err := c.Catalog.CommitTable(ctx, id, reqs, ups)
+	if err != nil && strings.Contains(err.Error(), "requirement failed") {
+		err = fmt.Errorf("%w: %w", table.ErrCommitFailed, err)
+	}
+	return m, loc, err
+}
+
+// TestCommitterPinsItsBase: another engine's user may set
+// commit.retry.num-retries on the table (Spark's ALTER TABLE ... SET
+// TBLPROPERTIES, for their own concurrent writers). iceberg-go then answers a
+// commit conflict by replaying the transaction on the new head: an append of
+// a window that another attempt has just committed would go in twice, and its
+// progress property would move back. The committer's commits are pinned to
+// the snapshot they were checked against, so a conflict comes back to it: it
+// reloads and finds the other attempt's commit.
+func TestCommitterPinsItsBase(t *testing.T) {
+	ctx := context.Background()
+	sink, sqlCat := testTable(t, "pinned")
+	cat := restLikeCatalog{sqlCat}
+	ident := sink.Table.Ident
+	tx := icebergtest.Load(t, cat, ident).NewTransaction()
+	if err := tx.SetProperties(iceberg.Properties{table.CommitNumRetriesKey: "4", table.CommitMinRetryWaitMsKey: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ws := threeWindows()
+	w1, w2, w3 := writeWindow(t, sink, 1, ws[0]...), writeWindow(t, sink, 2, ws[1]...), writeWindow(t, sink, 3, ws[2]...)
+	start := icebergio.Offsets{topic: {0: 0, 1: 0}}
+	if _, _, _, err := icebergio.NewCommitter(cat, ident, pipeline, start, nil).Process(ctx, []icebergio.WindowFiles{w1}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// Between this attempt's check and its commit of W2, another attempt
+	// commits W2 and W3.
+	other := icebergio.NewCommitter(cat, ident, pipeline, start, nil)
+	var otherDone []icebergio.Commit
+	calls := 0
+	c := icebergio.NewCommitter(cat, ident, pipeline, start, func(w icebergio.WindowFiles) error {
+		calls++
+		if calls == 1 {
+			var err error
+			_, _, otherDone, err = other.Process(ctx, []icebergio.WindowFiles{w2, w3}, nil)
+			return err
+		}
+		return nil
+	})
+	_, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{outcome(2, "committed", 8), outcome(3, "committed", 9)}, outcomes(otherDone)); diff != "" {
+		t.Fatalf("the other attempt (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{outcome(2, "replayed", 8)}, outcomes(done)); diff != "" {
+		t.Errorf("this attempt (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(rowsOf(append(append(ws[0], ws[1]...), ws[2]...)...), icebergtest.Rows[Row](t, cat, ident), sortRows); diff != "" {
+		t.Errorf("rows in the table: each once (-want +got):\n%s", diff)
+	}
+	st, err := icebergio.Stat(ctx, cat, ident, pipeline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(icebergio.Offsets{topic: {0: 25, 1: 12}}, st.Offsets); diff != "" {
+		t.Errorf("committed offsets (-want +got):\n%s", diff)
+	}
+	p := icebergtest.Load(t, cat, ident).Properties()[icebergio.ProgressProperty(pipeline)]
+	if !strings.Contains(p, `"0":25`) || !strings.Contains(p, `"1":12`) {
+		t.Errorf("progress property %q: want the offsets 25 and 12 of the last commit, not moved back", p)
 	}
 }

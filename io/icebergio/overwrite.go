@@ -139,7 +139,10 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 		defer rdr.Release()
 		props := iceberg.Properties{SummaryPipeline: f.Pipeline, SummaryOffsets: progress.Encode(),
 			SummaryWindowEnd: started.UTC().Format(time.RFC3339Nano)}
-		tx := tbl.NewTransaction()
+		tx, err := pinned(tbl)
+		if err != nil {
+			return err
+		}
 		if err := tx.Overwrite(ctx, rdr, props, table.WithOverwriteFilter(filter)); err != nil {
 			return err
 		}
