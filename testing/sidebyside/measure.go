@@ -22,6 +22,7 @@ import (
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/testing/kafkatest"
+	"github.com/haade/haade/testing/stats"
 	"github.com/prometheus/procfs"
 )
 
@@ -67,9 +68,14 @@ type Result struct {
 	CoresMedian float64 `json:"cores_median,omitempty"`
 	// CoresBySecond is the cores busy in each whole second from launch,
 	// rounded to hundredths (treeMeter.coresBySecond).
-	CoresBySecond      []float64 `json:"cores_by_second,omitempty"`
-	PeakRSSBytes       int64     `json:"peak_rss_bytes"`
-	ServicesCPUSeconds float64   `json:"services_cpu_s"`
+	CoresBySecond []float64 `json:"cores_by_second,omitempty"`
+	// MachineCoresBySecond is the same for the whole machine (every
+	// process: the contender, the services, the harness), and
+	// MachineCoresMedian its median.
+	MachineCoresBySecond []float64 `json:"machine_cores_by_second,omitempty"`
+	MachineCoresMedian   float64   `json:"machine_cores_median,omitempty"`
+	PeakRSSBytes         int64     `json:"peak_rss_bytes"`
+	ServicesCPUSeconds   float64   `json:"services_cpu_s"`
 	// Rows is the count after the contender stopped: it must equal the
 	// events, or the run fails.
 	Rows      int64 `json:"rows"`
@@ -158,9 +164,9 @@ func measure(ctx context.Context, cfg Config, root string) (Report, error) {
 			if err != nil {
 				return rep, fmt.Errorf("%s, run %d: %w", name, r, err)
 			}
-			logf("%s run %d: all %d rows visible after %.1fs (first after %.1fs): %.0f events/s, %.1f CPU s (%.2f per wall s, %.2f cores in the median second), peak RSS %d MiB, services %.1f CPU s",
+			logf("%s run %d: all %d rows visible after %.1fs (first after %.1fs): %.0f events/s, %.1f CPU s (%.2f per wall s, %.2f cores in the median second; the machine %.2f), peak RSS %d MiB, services %.1f CPU s",
 				name, r, res.Rows, res.VisibleSeconds, res.FirstVisibleSeconds, res.EventsPerSecond, res.CPUSeconds,
-				res.CPUSeconds/res.VisibleSeconds, res.CoresMedian, res.PeakRSSBytes>>20, res.ServicesCPUSeconds)
+				res.CPUSeconds/res.VisibleSeconds, res.CoresMedian, res.MachineCoresMedian, res.PeakRSSBytes>>20, res.ServicesCPUSeconds)
 			rep.Results = append(rep.Results, res)
 		}
 	}
@@ -450,10 +456,7 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 	}
 	cpu, peak := meter.Stop()
 	cores := meter.coresMedian()
-	bySecond := meter.coresBySecond()
-	for i, c := range bySecond {
-		bySecond[i] = math.Round(c*100) / 100
-	}
+	bySecond, machine := hundredths(meter.coresBySecond()), hundredths(meter.machineCoresBySecond())
 	svc := cpuOf(services) - svc0
 
 	switch {
@@ -494,20 +497,22 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{
-		Contender:           c.name,
-		Run:                 n,
-		VisibleSeconds:      all.Seconds(),
-		FirstVisibleSeconds: first.Seconds(),
-		EventsPerSecond:     float64(want) / all.Seconds(),
-		CPUSeconds:          cpu.Seconds(),
-		CoresMedian:         cores,
-		CoresBySecond:       bySecond,
-		PeakRSSBytes:        peak,
-		ServicesCPUSeconds:  svc.Seconds(),
-		Rows:                st.Rows,
-		Snapshots:           st.Snapshots,
-		DataFiles:           st.DataFiles,
-		ExitSeconds:         exitAt.Seconds(),
+		Contender:            c.name,
+		Run:                  n,
+		VisibleSeconds:       all.Seconds(),
+		FirstVisibleSeconds:  first.Seconds(),
+		EventsPerSecond:      float64(want) / all.Seconds(),
+		CPUSeconds:           cpu.Seconds(),
+		CoresMedian:          cores,
+		CoresBySecond:        bySecond,
+		MachineCoresBySecond: machine,
+		MachineCoresMedian:   stats.Median(machine),
+		PeakRSSBytes:         peak,
+		ServicesCPUSeconds:   svc.Seconds(),
+		Rows:                 st.Rows,
+		Snapshots:            st.Snapshots,
+		DataFiles:            st.DataFiles,
+		ExitSeconds:          exitAt.Seconds(),
 	}
 	if c.after != nil {
 		c.after(r, &res)
@@ -619,4 +624,12 @@ func tail(path string, n int) string {
 	}
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// hundredths rounds each value to two decimals, for the results' JSON.
+func hundredths(xs []float64) []float64 {
+	for i, x := range xs {
+		xs[i] = math.Round(x*100) / 100
+	}
+	return xs
 }

@@ -125,6 +125,7 @@ func (m *treeMeter) sample() {
 			tree[pid] = st
 		}
 	}
+	machine := machineBusy()
 	var rss int64
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -139,19 +140,49 @@ func (m *treeMeter) sample() {
 	for pid, c := range m.cpu {
 		total += c - m.base[pid]
 	}
-	m.series = append(m.series, cpuAt{at: time.Now(), cpu: total})
+	m.series = append(m.series, cpuAt{at: time.Now(), cpu: total, machine: machine})
 }
 
-// cpuAt is the trees' CPU time at a sample.
+// machineBusy is the CPU time every core of the machine has spent on
+// anything but idling or waiting for I/O since boot (/proc/stat), or 0 when
+// it cannot be read.
+func machineBusy() time.Duration {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return 0
+	}
+	c := st.CPUTotal
+	busy := c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+	return time.Duration(busy * float64(time.Second))
+}
+
+// cpuAt is the trees' CPU time, and the machine's, at a sample.
 type cpuAt struct {
-	at  time.Time
-	cpu time.Duration
+	at           time.Time
+	cpu, machine time.Duration
 }
 
 // coresBySecond is, for each whole second metered in order, the cores the
 // trees kept busy in it: a run's profile over time (a JVM's or Prism's
 // start, the read, the last commit). Empty before a whole second.
 func (m *treeMeter) coresBySecond() []float64 {
+	return m.perSecond(func(c cpuAt) time.Duration { return c.cpu })
+}
+
+// machineCoresBySecond is coresBySecond for the whole machine: the
+// contender, the services, the harness and anything else. Where it is near
+// the machine's cores, the contender could not have had more.
+func (m *treeMeter) machineCoresBySecond() []float64 {
+	return m.perSecond(func(c cpuAt) time.Duration { return c.machine })
+}
+
+// perSecond turns a counter of CPU time sampled in m.series into the cores
+// it grew by in each whole second.
+func (m *treeMeter) perSecond(of func(cpuAt) time.Duration) []float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var rates []float64
@@ -161,7 +192,7 @@ func (m *treeMeter) coresBySecond() []float64 {
 	prev := m.series[0]
 	for _, s := range m.series[1:] {
 		if d := s.at.Sub(prev.at); d >= time.Second {
-			rates = append(rates, (s.cpu-prev.cpu).Seconds()/d.Seconds())
+			rates = append(rates, (of(s)-of(prev)).Seconds()/d.Seconds())
 			prev = s
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -287,5 +288,15 @@ func TestCoresMedian(t *testing.T) {
 	}
 	if len(by) == 4 && by[3] > 0.5 {
 		t.Errorf("cores by second %v: the sleep's second has %.2f cores, want about none", by, by[3])
+	}
+	// The machine's cores include the spin's, and never pass the machine.
+	mach := m.machineCoresBySecond()
+	if len(mach) != len(by) {
+		t.Fatalf("machine cores by second %v, the tree's %v: want as many seconds", mach, by)
+	}
+	for i := range by {
+		if mach[i] < by[i]-0.05 || mach[i] > float64(runtime.NumCPU())+0.05 {
+			t.Errorf("second %d: the machine kept %.2f cores busy and the tree %.2f: want at least the tree's, at most %d", i, mach[i], by[i], runtime.NumCPU())
+		}
 	}
 }
