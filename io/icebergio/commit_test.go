@@ -183,30 +183,19 @@ func TestCommitterReplay(t *testing.T) {
 		// Between this committer's load and its commit, another attempt of
 		// the job commits W2: the commit conflicts, reloads, and finds the
 		// token instead of committing W2 twice.
-		other := icebergio.NewCommitter(cat, ident, pipeline, start, nil)
-		var otherDone []icebergio.Commit
-		calls := 0
-		c := icebergio.NewCommitter(cat, ident, pipeline, start, func(w icebergio.WindowFiles) error {
-			calls++
-			if calls == 1 {
-				var err error
-				_, _, otherDone, err = other.Process(ctx, []icebergio.WindowFiles{w}, nil)
-				return err
-			}
-			return nil
-		})
+		c, otherDone := racedCommitter(ctx, cat, ident, start, w2)
 		_, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w2}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{outcome(2, "committed", 8)}, outcomes(otherDone)); diff != "" {
+		if diff := cmp.Diff([]string{outcome(2, "committed", 8)}, outcomes(*otherDone)); diff != "" {
 			t.Fatalf("the other attempt (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff([]string{outcome(2, "replayed", 8)}, outcomes(done)); diff != "" {
 			t.Errorf("this attempt (-want +got):\n%s", diff)
 		}
-		if done[0].SnapshotID != otherDone[0].SnapshotID {
-			t.Errorf("replayed snapshot %d, want the other attempt's %d", done[0].SnapshotID, otherDone[0].SnapshotID)
+		if done[0].SnapshotID != (*otherDone)[0].SnapshotID {
+			t.Errorf("replayed snapshot %d, want the other attempt's %d", done[0].SnapshotID, (*otherDone)[0].SnapshotID)
 		}
 	})
 
@@ -217,6 +206,25 @@ func TestCommitterReplay(t *testing.T) {
 	if diff := cmp.Diff(rowsOf(append(ws[0], ws[1]...)...), icebergtest.Rows[Row](t, cat, ident), sortRows); diff != "" {
 		t.Errorf("rows in the table (-want +got):\n%s", diff)
 	}
+}
+
+// racedCommitter returns a committer whose first commit loses a race:
+// after its checks and before its commit, another attempt of the job
+// commits ws. What that attempt did is in *otherDone once it has.
+func racedCommitter(ctx context.Context, cat catalog.Catalog, ident string, start icebergio.Offsets, ws ...icebergio.WindowFiles) (c *icebergio.Committer, otherDone *[]icebergio.Commit) {
+	other := icebergio.NewCommitter(cat, ident, pipeline, start, nil)
+	otherDone = new([]icebergio.Commit)
+	calls := 0
+	c = icebergio.NewCommitter(cat, ident, pipeline, start, func(icebergio.WindowFiles) error {
+		calls++
+		if calls > 1 {
+			return nil
+		}
+		_, _, done, err := other.Process(ctx, ws, nil)
+		*otherDone = done
+		return err
+	})
+	return c, otherDone
 }
 
 func TestCommitterEmptyWindow(t *testing.T) {
@@ -493,23 +501,12 @@ func TestCommitterPinsItsBase(t *testing.T) {
 
 	// Between this attempt's check and its commit of W2, another attempt
 	// commits W2 and W3.
-	other := icebergio.NewCommitter(cat, ident, pipeline, start, nil)
-	var otherDone []icebergio.Commit
-	calls := 0
-	c := icebergio.NewCommitter(cat, ident, pipeline, start, func(w icebergio.WindowFiles) error {
-		calls++
-		if calls == 1 {
-			var err error
-			_, _, otherDone, err = other.Process(ctx, []icebergio.WindowFiles{w2, w3}, nil)
-			return err
-		}
-		return nil
-	})
+	c, otherDone := racedCommitter(ctx, cat, ident, start, w2, w3)
 	_, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{outcome(2, "committed", 8), outcome(3, "committed", 9)}, outcomes(otherDone)); diff != "" {
+	if diff := cmp.Diff([]string{outcome(2, "committed", 8), outcome(3, "committed", 9)}, outcomes(*otherDone)); diff != "" {
 		t.Fatalf("the other attempt (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{outcome(2, "replayed", 8)}, outcomes(done)); diff != "" {
