@@ -15,8 +15,9 @@ import (
 // the commit fails with a conflict instead of being replayed on the new head.
 //
 // iceberg-go replays a conflicting transaction on the new head when the
-// table's commit.retry.num-retries is above 0 (Java Iceberg's default is 4,
-// and other engines' users set it on the table) and the catalog reports the
+// table's commit.retry.num-retries is above 0 (iceberg-go's default is 0,
+// Java Iceberg's 4; Spark's and Trino's users set the property on the
+// table for their own writers) and the catalog reports the
 // conflict as ErrCommitFailed (a REST catalog's 409, the SQL catalog's row
 // race). A replay skips the checks made against the table this transaction
 // was built on: the append of a window that another attempt has just
@@ -26,7 +27,7 @@ import (
 func pinned(tbl *table.Table) (*table.Transaction, error) {
 	tx := tbl.NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
-		return nil, permanent(fmt.Errorf("icebergio: pin the commit to snapshot of %v: %w", tbl.Identifier(), err))
+		return nil, permanent(fmt.Errorf("icebergio: pin the commit to the current snapshot of %v: %w", tbl.Identifier(), err))
 	}
 	return tx, nil
 }
