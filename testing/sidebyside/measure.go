@@ -64,7 +64,9 @@ type Result struct {
 	// PostgreSQL's over the same span.
 	CPUSeconds float64 `json:"cpu_s"`
 	// CoresMedian is the median over the run's whole seconds of the cores
-	// the contender's tree kept busy in each (see treeMeter.coresMedian).
+	// the contender's tree kept busy in each (CoresBySecond): what a run uses
+	// while it works, without its start and its last commit weighing as much
+	// as in CPU seconds over wall seconds.
 	CoresMedian float64 `json:"cores_median,omitempty"`
 	// CoresBySecond is the cores busy in each whole second from launch,
 	// rounded to hundredths (treeMeter.coresBySecond).
@@ -455,8 +457,9 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		}
 	}
 	cpu, peak := meter.Stop()
-	cores := meter.coresMedian()
-	bySecond, machine := hundredths(meter.coresBySecond()), hundredths(meter.machineCoresBySecond())
+	bySecond, machine := meter.coresBySecond(), meter.machineCoresBySecond()
+	cores, machineCores := stats.Median(bySecond), stats.Median(machine)
+	bySecond, machine = hundredths(bySecond), hundredths(machine)
 	svc := cpuOf(services) - svc0
 
 	switch {
@@ -506,7 +509,7 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		CoresMedian:          cores,
 		CoresBySecond:        bySecond,
 		MachineCoresBySecond: machine,
-		MachineCoresMedian:   stats.Median(machine),
+		MachineCoresMedian:   machineCores,
 		PeakRSSBytes:         peak,
 		ServicesCPUSeconds:   svc.Seconds(),
 		Rows:                 st.Rows,

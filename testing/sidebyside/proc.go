@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/haade/haade/testing/stats"
 	"github.com/prometheus/procfs"
 )
 
@@ -197,13 +196,6 @@ func (m *treeMeter) perSecond(of func(cpuAt) time.Duration) []float64 {
 		}
 	}
 	return rates
-}
-
-// coresMedian is the median of coresBySecond: what a run uses while it
-// works, without its start and its last commit weighing as much as in CPU
-// seconds over wall seconds. 0 before a whole second.
-func (m *treeMeter) coresMedian() float64 {
-	return stats.Median(m.coresBySecond())
 }
 
 // Stop takes a last sample and stops; it returns the trees' CPU time and
