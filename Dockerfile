@@ -7,6 +7,8 @@
 #                          Flink submit Job stages, so workers run this build
 #   /opt/haade/mkbucket    creates the warehouse bucket (the k8s bucket Job)
 #   /opt/haade/<pipeline>  every other ./pipelines/* main
+#                          (measuring tools, the benchmark among them, live
+#                          under ./testing and are not in the image)
 #   /opt/haade/boot        Beam's Go SDK boot program (go/container); on
 #                          Kubernetes it runs as `boot --worker_pool` on port
 #                          50000, a sidecar of each Flink TaskManager

@@ -51,7 +51,7 @@ type Config struct {
 	// partitions ends after all of them, so shorter calls commit windows
 	// sooner: with 2M events backlogged on 8 partitions, every row was
 	// visible after 4.8-6.0 s instead of 6.8-7.5 s with 1 s calls, at the
-	// same events/s and CPU (testing/sidebyside, pipelines/benchmark).
+	// same events/s and CPU (testing/sidebyside, testing/benchmark).
 	CallDuration time.Duration
 	// BehindCallDuration is how long a call reads instead, once a poll
 	// finds its partition more than BehindRecords behind the log's end: a
@@ -75,14 +75,14 @@ type Config struct {
 	// ahead, decompressed, while the bundle reads other partitions (the one
 	// franz-go buffers and the poll consumer.prefetch holds): with a
 	// backlog, 8 MiB per partition held about 1 GB for 8 partitions
-	// (pipelines/benchmark, before the prefetch).
+	// (testing/benchmark, before the prefetch).
 	FetchMaxPartitionBytes int32
 }
 
 // DefaultFetchMaxPartitionBytes is 512 KiB, half of Kafka's own
 // max.partition.fetch.bytes: about one Batch (4096 records of 130 bytes)
 // a fetch. Against 1 MiB, a 5M backlog was read 3-4% faster with a fifth
-// less peak memory (pipelines/benchmark, interleaved runs); 4 MiB was
+// less peak memory (testing/benchmark, interleaved runs); 4 MiB was
 // slower still and doubled it. A fetch is decoded one poll ahead
 // (consumer.prefetch), which hides the extra round trips.
 const DefaultFetchMaxPartitionBytes = 512 << 10

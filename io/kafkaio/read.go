@@ -183,10 +183,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			if rec.Attrs.IsControl() {
 				return // a transaction marker: covered, not emitted
 			}
-			b.Records = append(b.Records, Record{
-				Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(),
-				Key: rec.Key, Value: rec.Value, Null: rec.Value == nil,
-			})
+			b.Records = append(b.Records, RecordOf(rec))
 		})
 		if covered >= pos {
 			if !rt.TryClaim(covered) {

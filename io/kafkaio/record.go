@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/transforms/offsets"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func init() {
@@ -29,4 +30,13 @@ type Partition struct {
 	// runner that keys the read by its element spreads the partitions
 	// over its subtasks (see Spread).
 	Spread int32
+}
+
+// RecordOf is what a read keeps of a franz-go record: its offset, its
+// timestamp in milliseconds, its key and its value (a nil value is a
+// tombstone). It points into rec's key and value, never copies them: the
+// bytes are the record's own, and only the kgo.Record structs are pooled.
+func RecordOf(rec *kgo.Record) Record {
+	return Record{Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(),
+		Key: rec.Key, Value: rec.Value, Null: rec.Value == nil}
 }

@@ -73,7 +73,9 @@ func (f *registryEventsFn) ProcessElement(ctx context.Context, b offsets.Batch, 
 
 // ParseBatch parses every record of a Kafka batch, plain JSON
 // or wire format, resolving schema ids through res and, when validate,
-// checking each event against its schema. Dead letters keep the record's
+// checking each event against its schema. It only takes the wire header off
+// and validates: the record becomes its row or dead letter through
+// parse.Row, as on bronze's plain path, so dead letters keep the record's
 // original bytes, header included. The error is not a record's: it wraps
 // ErrRegistry when the registry stayed away or refused, and
 // then the whole batch must be retried, never dead-lettered.
@@ -85,66 +87,50 @@ func ParseBatch(ctx context.Context, b offsets.Batch, res *Resolver, validate bo
 	lastID, lastSch := -1, (*Schema)(nil)
 	for i := range b.Records {
 		rec := &b.Records[i]
-		var kts *int64
-		if rec.Timestamp >= 0 {
-			us := rec.Timestamp * 1000
-			kts = &us
-		}
-		if rec.Null {
-			db.Rows = append(db.Rows, parse.DeadLetter{Error: "tombstone: the record has no value (null)",
-				KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts})
-			continue
-		}
-		id, payload, wire, err := DecodeWire(rec.Value)
-		if err != nil {
-			db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: %v", ReasonWireFormat, err)))
-			continue
-		}
+		payload := rec.Value
 		var sch *Schema
-		if wire {
-			// The id is resolved even without validation: an id the registry
-			// does not know yet may be a producer ahead of it, and is waited for.
-			if id == lastID {
-				sch = lastSch
-			} else if sch, err = res.ByID(ctx, id); err == nil {
-				lastID, lastSch = id, sch
-			}
+		if !rec.Null { // a tombstone has no header: parse.Row makes its dead letter
+			id, p, wire, err := DecodeWire(rec.Value)
 			if err != nil {
-				if errors.Is(err, ErrNotJSONSchema) {
-					db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: %v", ReasonWireFormat, err)))
-					continue
+				db.Rows = append(db.Rows, parse.DeadLetterOf(b.Topic, b.Partition, rec, fmt.Sprintf("%s: %v", ReasonWireFormat, err)))
+				continue
+			}
+			payload = p
+			if wire {
+				// The id is resolved even without validation: an id the registry
+				// does not know yet may be a producer ahead of it, and is waited for.
+				if id == lastID {
+					sch = lastSch
+				} else if sch, err = res.ByID(ctx, id); err == nil {
+					lastID, lastSch = id, sch
 				}
-				return parse.EventBatch{}, parse.DeadLetterBatch{}, err
+				if err != nil {
+					if errors.Is(err, ErrNotJSONSchema) {
+						db.Rows = append(db.Rows, parse.DeadLetterOf(b.Topic, b.Partition, rec, fmt.Sprintf("%s: %v", ReasonWireFormat, err)))
+						continue
+					}
+					return parse.EventBatch{}, parse.DeadLetterBatch{}, err
+				}
 			}
 		}
-		f, err := parse.ParseEvent(payload)
-		if err != nil {
-			db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: %v", parse.Reason(err), err)))
+		ev, dl, ok := parse.Row(b.Topic, b.Partition, rec, payload)
+		if !ok {
+			db.Rows = append(db.Rows, dl)
 			continue
 		}
 		if validate {
 			if sch == nil {
+				var err error
 				if sch, err = res.Latest(ctx); err != nil {
 					return parse.EventBatch{}, parse.DeadLetterBatch{}, err
 				}
 			}
 			if err := sch.Check(payload); err != nil {
-				db.Rows = append(db.Rows, deadLetter(b, rec, kts, fmt.Sprintf("%s: schema id %d: %v", ReasonSchema, sch.ID, err)))
+				db.Rows = append(db.Rows, parse.DeadLetterOf(b.Topic, b.Partition, rec, fmt.Sprintf("%s: schema id %d: %v", ReasonSchema, sch.ID, err)))
 				continue
 			}
 		}
-		eb.Rows = append(eb.Rows, parse.Event{Source: f.Source, Title: f.Title, Timestamp: f.Timestamp, Extra: f.Extra,
-			KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts})
+		eb.Rows = append(eb.Rows, ev)
 	}
 	return eb, db, nil
-}
-
-// deadLetter is the dead letter of rec, with its original bytes.
-func deadLetter(b offsets.Batch, rec *offsets.Record, kts *int64, reason string) parse.DeadLetter {
-	payload := rec.Value
-	if payload == nil {
-		payload = []byte{}
-	}
-	return parse.DeadLetter{Payload: payload, Error: reason,
-		KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
 type env struct {
 	t        *testing.T
 	kafka    *kafkatest.Cluster
-	cfg      Config
+	cfg      bronze.Config
 	produced map[int64]map[int64][]byte // partition -> offset -> value (nil: tombstone)
 }
 
@@ -85,10 +86,10 @@ func (e *env) runBronze() error {
 
 // runBronzePlan is runBronze, returning the plan; a bounded run then
 // checks, as main does, that the tables hold every offset it read.
-func (e *env) runBronzePlan() (*plan, error) {
+func (e *env) runBronzePlan() (*bronze.Plan, error) {
 	e.t.Helper()
 	p, s := beam.NewPipelineWithRoot()
-	pl, err := build(context.Background(), s, e.cfg)
+	pl, err := bronze.Build(context.Background(), s, e.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +97,11 @@ func (e *env) runBronzePlan() (*plan, error) {
 		return pl, err
 	}
 	if e.cfg.Bounded {
-		stats, err := tableStats(context.Background(), e.cfg)
+		stats, err := bronze.TableStats(context.Background(), e.cfg)
 		if err != nil {
 			return pl, err
 		}
-		return pl, checkComplete(e.cfg, pl, stats)
+		return pl, bronze.CheckComplete(e.cfg, pl, stats)
 	}
 	return pl, nil
 }
@@ -306,13 +307,13 @@ func TestBoundedRunIsComplete(t *testing.T) {
 	}
 	// One partition's end one past what was read: the check must say so.
 	pl.End.Set(e.cfg.Kafka.Topic, 1, pl.End[e.cfg.Kafka.Topic][1]+1)
-	stats, err := tableStats(context.Background(), e.cfg)
+	stats, err := bronze.TableStats(context.Background(), e.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = checkComplete(e.cfg, pl, stats)
-	if !errors.Is(err, errIncomplete) || !strings.Contains(err.Error(), e.cfg.Table) {
-		t.Fatalf("checkComplete with an end not read = %v, want %v naming %s", err, errIncomplete, e.cfg.Table)
+	err = bronze.CheckComplete(e.cfg, pl, stats)
+	if !errors.Is(err, bronze.ErrIncomplete) || !strings.Contains(err.Error(), e.cfg.Table) {
+		t.Fatalf("checkComplete with an end not read = %v, want %v naming %s", err, bronze.ErrIncomplete, e.cfg.Table)
 	}
 }
 
@@ -365,7 +366,7 @@ func TestParseArgs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Config{Common: runners.Common{Runner: "direct", MetricsAddr: "127.0.0.1:9102", Pipeline: "bronze", LogFormat: "text"},
+		want := bronze.Config{Common: runners.Common{Runner: "direct", MetricsAddr: "127.0.0.1:9102", Pipeline: "bronze", LogFormat: "text"},
 			Kafka:   kafkaio.Config{Topic: "fintech.debt.raw"},
 			Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: "lakehouse/catalog.db", Warehouse: "lakehouse/warehouse"},
 			Table:   "lakehouse.bronze_events", DLQTable: "lakehouse.bronze_events_dlq", CommitInterval: 10 * time.Second,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestRecreatedTopicIsRefusedThenReadFromStart(t *testing.T) {
 	e.produce(sample(600, 12))
 
 	err := e.runBronze()
-	if !errors.Is(err, errRecreated) {
+	if !errors.Is(err, bronze.ErrRecreated) {
 		t.Fatalf("run after the topic was recreated: err = %v, want a refusal", err)
 	}
 	for _, want := range []string{"--topic=" + e.cfg.Kafka.Topic, "--on-topic-recreated=earliest"} {
@@ -190,7 +191,7 @@ func TestSecondPipelineIDIsRefused(t *testing.T) {
 	}
 	e.cfg.Pipeline = "bronze-copy"
 	err := e.runBronze()
-	if !errors.Is(err, errSecondPipeline) {
+	if !errors.Is(err, bronze.ErrSecondPipeline) {
 		t.Fatalf("a second pipeline id: err = %v, want a refusal", err)
 	}
 	for _, want := range []string{"another writer", "--pipeline-id=bronze-copy", "pipeline id bronze", "--allow-second-pipeline-id"} {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"io"
 	"math"
 
@@ -22,7 +23,7 @@ type demoKafka struct {
 
 // startDemo starts an in-process Kafka, produces sample events (a few
 // malformed) and points cfg at it, in bounded mode.
-func startDemo(ctx context.Context, cfg *Config, out io.Writer) (*demoKafka, error) {
+func startDemo(ctx context.Context, cfg *bronze.Config, out io.Writer) (*demoKafka, error) {
 	c, err := embedded.Start(cfg.Kafka.Topic, 4)
 	if err != nil {
 		return nil, err
@@ -50,7 +51,7 @@ func startDemo(ctx context.Context, cfg *Config, out io.Writer) (*demoKafka, err
 
 // printSummary says what the run did: records read, rows in each table,
 // snapshots, and where the tables live.
-func printSummary(out io.Writer, cfg Config, pl *plan, took time.Duration, stats []icebergio.TableStat) {
+func printSummary(out io.Writer, cfg bronze.Config, pl *bronze.Plan, took time.Duration, stats []icebergio.TableStat) {
 	var read int64
 	for _, p := range pl.Partitions {
 		if p.End != math.MaxInt64 {

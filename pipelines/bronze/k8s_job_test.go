@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"io"
 	"os"
 	"path/filepath"
@@ -182,7 +183,7 @@ func TestKubernetesSubmitJob(t *testing.T) {
 	// Every HAADE_* variable must name a flag: a typo would be ignored.
 	names := map[string]bool{}
 	fs := runners.NewFlagSet("bronze")
-	flags(fs)
+	bronze.Flags(fs)
 	fs.VisitAll(func(f *flag.Flag) { names[runners.EnvName(f.Name)] = true })
 	for k := range env {
 		if strings.HasPrefix(k, "HAADE_") && !names[k] && !k8sSecretEnv[k] {

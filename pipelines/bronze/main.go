@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"github.com/haade/haade/transforms/parse"
 	"io"
 	"strings"
@@ -38,15 +39,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 // pl is the plan of the pipeline that runs (the partitions and where each
 // starts), for the summary; Build sets it, again when partitions are added.
-var pipeline = func() runners.Pipeline[Config] {
+var pipeline = func() runners.Pipeline[bronze.Config] {
 	var (
-		pl   *plan
+		pl   *bronze.Plan
 		demo *demoKafka
 	)
-	return runners.Pipeline[Config]{
+	return runners.Pipeline[bronze.Config]{
 		Name:  "bronze",
-		Flags: flags,
-		Start: func(ctx context.Context, cfg *Config, stdout io.Writer) (func(), error) {
+		Flags: bronze.Flags,
+		Start: func(ctx context.Context, cfg *bronze.Config, stdout io.Writer) (func(), error) {
 			var stop func()
 			if len(cfg.Kafka.Brokers) == 0 {
 				var err error
@@ -58,9 +59,9 @@ var pipeline = func() runners.Pipeline[Config] {
 			return stop, checkWarehouse(ctx, *cfg)
 		},
 		Lineage: lineageOf,
-		Build: func(ctx context.Context, s beam.Scope, cfg Config) (runners.Job, error) {
+		Build: func(ctx context.Context, s beam.Scope, cfg bronze.Config) (runners.Job, error) {
 			var err error
-			if pl, err = build(ctx, s, cfg); err != nil {
+			if pl, err = bronze.Build(ctx, s, cfg); err != nil {
 				return runners.Job{}, err
 			}
 			job := runners.Job{
@@ -77,16 +78,16 @@ var pipeline = func() runners.Pipeline[Config] {
 			}
 			return job, nil
 		},
-		Summary: func(ctx context.Context, stdout io.Writer, cfg Config, took time.Duration) error {
+		Summary: func(ctx context.Context, stdout io.Writer, cfg bronze.Config, took time.Duration) error {
 			if !cfg.Bounded && demo == nil {
 				return nil // a stream that was stopped: its tables say the rest
 			}
-			stats, err := tableStats(ctx, cfg)
+			stats, err := bronze.TableStats(ctx, cfg)
 			if err != nil {
 				return fmt.Errorf("summary: %w", err)
 			}
 			if cfg.Bounded && !kafkaio.Stopped() {
-				if err := checkComplete(cfg, pl, stats); err != nil {
+				if err := bronze.CheckComplete(cfg, pl, stats); err != nil {
 					return err
 				}
 			}
@@ -98,7 +99,7 @@ var pipeline = func() runners.Pipeline[Config] {
 
 // checkWarehouse checks at start that an S3 warehouse's bucket exists and
 // the credentials can write to it.
-func checkWarehouse(ctx context.Context, cfg Config) error {
+func checkWarehouse(ctx context.Context, cfg bronze.Config) error {
 	w := cfg.Catalog.Warehouse
 	if !strings.HasPrefix(w, "s3://") && !strings.HasPrefix(w, "s3a://") {
 		return nil
@@ -115,4 +116,10 @@ func checkWarehouse(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("--warehouse=%s (--s3-endpoint=%s): %v", w, cfg.Catalog.S3Endpoint, err)
 	}
 	return nil
+}
+
+// parseArgs parses a command line (without the program name) and the
+// environment, as main does. Tests and the Kubernetes manifest checks use it.
+func parseArgs(args []string, getenv func(string) string) (bronze.Config, error) {
+	return runners.ParseConfig(runners.NewFlagSet("bronze"), args, getenv, bronze.Flags)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"os"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestBronzeWithRegistry(t *testing.T) {
 
 	// The DoFn carries the URL, never the password.
 	p, s := beam.NewPipelineWithRoot()
-	if _, err := build(context.Background(), s, e.cfg); err != nil {
+	if _, err := bronze.Build(context.Background(), s, e.cfg); err != nil {
 		t.Fatal(err)
 	}
 	b := serialized(t, p)

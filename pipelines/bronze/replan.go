@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"log/slog"
 	"time"
 
@@ -19,7 +20,7 @@ var partitionWatchInterval = 10 * time.Second
 // earliest offset), without a restart of the process. On Flink it only says
 // so: the job reads them once submitted again with --replace, and their lag
 // is exported.
-func watchPartitions(cfg Config, partitions []kafkaio.Partition) func(context.Context, func()) {
+func watchPartitions(cfg bronze.Config, partitions []kafkaio.Partition) func(context.Context, func()) {
 	return func(ctx context.Context, replan func()) {
 		kafkaio.WatchPartitions(ctx, cfg.Kafka, partitions, partitionWatchInterval, func(added []kafkaio.Partition) {
 			ids := make([]int32, len(added))

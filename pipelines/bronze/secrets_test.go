@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"os"
 	"testing"
 
@@ -69,14 +70,14 @@ func TestNoSecretInTheSerializedPipeline(t *testing.T) {
 	e.cfg.Kafka.Brokers = c.ListenAddrs()
 	e.cfg.Kafka.SASLMechanism, e.cfg.Kafka.SASLUser, e.cfg.Kafka.SASLPassword = "PLAIN", "bronze", saslPassword
 	p, s := beam.NewPipelineWithRoot()
-	if _, err := build(context.Background(), s, e.cfg); err != nil {
+	if _, err := bronze.Build(context.Background(), s, e.cfg); err != nil {
 		t.Fatal(err)
 	}
 	// A sink on a PostgreSQL catalog whose URI carries a password (its
 	// construction needs no server).
 	pg := icebergio.CatalogConfig{Type: "sql", Name: "local", URI: "postgres://bronze:" + catalogPassword + "@127.0.0.1:1/lakehouse?sslmode=disable", Warehouse: t.TempDir()}
 	rows := beam.CreateList(s, []parse.EventBatch{{}})
-	icebergio.Write(s, &icebergio.Sink{Catalog: pg, Table: bronzeTable("lakehouse.pg"), Pipeline: "bronze"}, icebergio.Offsets{}, rows)
+	icebergio.Write(s, &icebergio.Sink{Catalog: pg, Table: bronze.EventsTable("lakehouse.pg"), Pipeline: "bronze"}, icebergio.Offsets{}, rows)
 
 	b := serialized(t, p)
 	for _, secret := range []string{saslPassword, catalogPassword} {

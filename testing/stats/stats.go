@@ -1,5 +1,5 @@
 // Package stats holds the small summaries that the measuring harnesses
-// (pipelines/benchmark, testing/sidebyside) report.
+// (testing/benchmark, testing/sidebyside) report.
 package stats
 
 import "slices"

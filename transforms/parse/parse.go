@@ -2,7 +2,6 @@ package parse
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -122,28 +121,12 @@ func parseRecords(b offsets.Batch, lo, hi int, rows []Event) (int, []DeadLetter)
 	var dead []DeadLetter
 	for i := lo; i < hi; i++ {
 		rec := &b.Records[i]
-		var kts *int64
-		if rec.Timestamp != -1 { // -1: the record has no timestamp; 0 and others before 1970 are times
-			us := rec.Timestamp * 1000
-			kts = &us
-		}
-		if rec.Null {
-			dead = append(dead, DeadLetter{Error: "tombstone: the record has no value (null)",
-				KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts})
+		ev, dl, ok := Row(b.Topic, b.Partition, rec, rec.Value)
+		if !ok {
+			dead = append(dead, dl)
 			continue
 		}
-		f, err := ParseEvent(rec.Value)
-		if err != nil {
-			payload := rec.Value
-			if payload == nil {
-				payload = []byte{}
-			}
-			dead = append(dead, DeadLetter{Payload: payload, Error: fmt.Sprintf("%s: %v", Reason(err), err),
-				KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts})
-			continue
-		}
-		rows[m] = Event{Source: f.Source, Title: f.Title, Timestamp: f.Timestamp, Extra: f.Extra,
-			KafkaTopic: b.Topic, KafkaPartition: b.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts}
+		rows[m] = ev
 		m++
 	}
 	return m, dead

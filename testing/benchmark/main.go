@@ -14,8 +14,8 @@
 // child (--brokers, --dir); it times each child from exec to exit and
 // checks the child's tables after it exits.
 //
-//	go run ./pipelines/benchmark --events=1000000
-//	go run ./pipelines/benchmark --events=5000000 --mode=beam --cpuprofile=beam.pprof
+//	go run ./testing/benchmark --events=1000000
+//	go run ./testing/benchmark --events=5000000 --mode=beam --cpuprofile=beam.pprof
 package main
 
 import (
@@ -210,7 +210,7 @@ func (c Config) validate() error {
 
 // catalogIn is the SQLite catalog and warehouse of a run in dir.
 func catalogIn(dir string) icebergio.CatalogConfig {
-	return icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
+	return icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
 }
 
 // kafkaConfig is how both modes and the check read the topic.

@@ -179,24 +179,15 @@ func consume(ctx context.Context, kc kafkaio.Config, parts []kafkaio.Partition, 
 			if rec.Offset == e-1 {
 				left--
 			}
-			var kts *int64
-			if rec.Timestamp.UnixMilli() >= 0 {
-				us := rec.Timestamp.UnixMilli() * 1000
-				kts = &us
-			}
-			if rec.Value == nil {
-				dead = append(dead, parse.DeadLetter{Error: "tombstone: the record has no value",
-					KafkaTopic: rec.Topic, KafkaPartition: rec.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts, IngestedAt: ingested})
+			r := kafkaio.RecordOf(rec)
+			ev, dl, ok := parse.Row(rec.Topic, rec.Partition, &r, r.Value)
+			if !ok {
+				dl.IngestedAt = ingested
+				dead = append(dead, dl)
 				return
 			}
-			f, err := parse.ParseEvent(rec.Value)
-			if err != nil {
-				dead = append(dead, parse.DeadLetter{Payload: rec.Value, Error: fmt.Sprintf("%s: %v", parse.Reason(err), err),
-					KafkaTopic: rec.Topic, KafkaPartition: rec.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts, IngestedAt: ingested})
-				return
-			}
-			events = append(events, parse.Event{Source: f.Source, Title: f.Title, Timestamp: f.Timestamp, Extra: f.Extra,
-				IngestedAt: ingested, KafkaTopic: rec.Topic, KafkaPartition: rec.Partition, KafkaOffset: rec.Offset, KafkaTimestamp: kts})
+			ev.IngestedAt = ingested
+			events = append(events, ev)
 		})
 		if len(events)+len(dead) >= chunk || left == 0 {
 			if err := flush(); err != nil {

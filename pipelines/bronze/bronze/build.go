@@ -1,4 +1,4 @@
-package main
+package bronze
 
 import (
 	"context"
@@ -18,15 +18,17 @@ import (
 	"github.com/haade/haade/transforms/tables"
 )
 
-// bronzeTable and dlqTable are the two tables of the table layer
+// EventsTable and DeadLetterTable are the two tables of the table layer
 // (tables.Bronze, tables.DeadLetters) under the identifiers of the flags.
-func bronzeTable(ident string) icebergio.Table { return icebergio.TableOf(tables.Bronze.As(ident)) }
+func EventsTable(ident string) icebergio.Table { return icebergio.TableOf(tables.Bronze.As(ident)) }
 
-func dlqTable(ident string) icebergio.Table { return icebergio.TableOf(tables.DeadLetters.As(ident)) }
+func DeadLetterTable(ident string) icebergio.Table {
+	return icebergio.TableOf(tables.DeadLetters.As(ident))
+}
 
-// plan is what build found out before wiring: the partitions and where
+// Plan is what Build found out before wiring: the partitions and where
 // each one starts.
-type plan struct {
+type Plan struct {
 	Partitions []kafkaio.Partition
 	Events     *icebergio.Sink
 	DeadLetter *icebergio.Sink
@@ -35,11 +37,11 @@ type plan struct {
 	Start, End icebergio.Offsets
 }
 
-// build prepares the tables, plans the Kafka read from their offsets, and
+// Build prepares the tables, plans the Kafka read from their offsets, and
 // wires the pipeline: Kafka, parse, enrich, Iceberg.
-func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
+func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	if err := cfg.Catalog.Check(ctx); err != nil {
-		return nil, catalogError(err)
+		return nil, CatalogError(err)
 	}
 	id, err := kafkaio.TopicID(ctx, cfg.Kafka, 20*time.Second)
 	if err != nil {
@@ -49,19 +51,19 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 	if cfg.Bounded {
 		opts = append(opts, icebergio.Bounded())
 	}
-	events, err := icebergio.Open(ctx, cfg.Catalog, bronzeTable(cfg.Table), cfg.Pipeline, opts...)
+	events, err := icebergio.Open(ctx, cfg.Catalog, EventsTable(cfg.Table), cfg.Pipeline, opts...)
 	if err != nil {
-		return nil, catalogError(err)
+		return nil, CatalogError(err)
 	}
-	dead, err := icebergio.Open(ctx, cfg.Catalog, dlqTable(cfg.DLQTable), cfg.Pipeline, opts...)
+	dead, err := icebergio.Open(ctx, cfg.Catalog, DeadLetterTable(cfg.DLQTable), cfg.Pipeline, opts...)
 	if err != nil {
-		return nil, catalogError(err)
+		return nil, CatalogError(err)
 	}
 	if others := append(events.Others, dead.Others...); len(others) > 0 && !cfg.AllowSecondPipeline {
 		// Each pipeline id keeps its own offsets: a second one reads the
 		// topic again and stores every record twice.
 		return nil, fmt.Errorf("%w: --pipeline-id=%s: %s or %s is already fed from --topic=%s by another writer, pipeline id %s; two pipeline ids store every record twice: use --pipeline-id=%s, other tables, or --allow-second-pipeline-id",
-			errSecondPipeline, cfg.Pipeline, cfg.Table, cfg.DLQTable, cfg.Kafka.Topic, strings.Join(slices.Compact(others), ","), others[0])
+			ErrSecondPipeline, cfg.Pipeline, cfg.Table, cfg.DLQTable, cfg.Kafka.Topic, strings.Join(slices.Compact(others), ","), others[0])
 	}
 	recreated := len(events.Recreated)+len(dead.Recreated) > 0
 	if recreated && cfg.OnRecreated != "earliest" {
@@ -69,7 +71,7 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 		// that was deleted: starting from them would skip the new topic's
 		// first records in silence.
 		return nil, fmt.Errorf("%w: --topic=%s was deleted and created again (its id is now %s) since %s and %s recorded its offsets; to read the new topic from its start, pass --on-topic-recreated=earliest (the rows of the old topic stay in the tables)",
-			errRecreated, cfg.Kafka.Topic, id, cfg.Table, cfg.DLQTable)
+			ErrRecreated, cfg.Kafka.Topic, id, cfg.Table, cfg.DLQTable)
 	}
 
 	// Resume from the smallest offsets the two tables hold; each writer
@@ -102,33 +104,33 @@ func build(ctx context.Context, s beam.Scope, cfg Config) (*plan, error) {
 	bad = enrich.IngestedAt(s, bad)
 	icebergio.Write(s, events, start, good)
 	icebergio.Write(s, dead, start, bad)
-	return &plan{Partitions: parts, Events: events, DeadLetter: dead, Start: start, End: end}, nil
+	return &Plan{Partitions: parts, Events: events, DeadLetter: dead, Start: start, End: end}, nil
 }
 
-// errIncomplete is returned when a bounded run ends with offsets it read
+// ErrIncomplete is returned when a bounded run ends with offsets it read
 // that a table does not hold.
-var errIncomplete = errors.New("run incomplete")
+var ErrIncomplete = errors.New("run incomplete")
 
-// checkComplete checks, after a bounded run, that both tables hold every
+// CheckComplete checks, after a bounded run, that both tables hold every
 // offset it read. A window that the runner lost would otherwise end the run
 // with success and its rows in neither table (the next run would read them
 // again: nothing is lost, but this run did not do its job).
-func checkComplete(cfg Config, pl *plan, stats []icebergio.TableStat) error {
+func CheckComplete(cfg Config, pl *Plan, stats []icebergio.TableStat) error {
 	for i, ident := range []string{cfg.Table, cfg.DLQTable} {
 		if short := stats[i].Offsets.Behind(pl.Start, pl.End); len(short) > 0 {
 			return fmt.Errorf("%w: %s does not hold %d ranges of offsets this run read (first %v); they are not lost: the next run reads them again from the table's offsets",
-				errIncomplete, ident, len(short), short[0])
+				ErrIncomplete, ident, len(short), short[0])
 		}
 	}
 	return nil
 }
 
-// tableStats reads icebergio.Stat of the events and the dead letters'
+// TableStats reads icebergio.Stat of the events and the dead letters'
 // tables, in that order, through one catalog connection.
-func tableStats(ctx context.Context, cfg Config) ([]icebergio.TableStat, error) {
+func TableStats(ctx context.Context, cfg Config) ([]icebergio.TableStat, error) {
 	cat, err := cfg.Catalog.Open(ctx)
 	if err != nil {
-		return nil, catalogError(err)
+		return nil, CatalogError(err)
 	}
 	if c, ok := cat.(catalog.Closer); ok {
 		defer c.Close()
@@ -144,15 +146,15 @@ func tableStats(ctx context.Context, cfg Config) ([]icebergio.TableStat, error) 
 	return out, nil
 }
 
-// errSecondPipeline is returned when another pipeline id feeds the tables.
-var errSecondPipeline = errors.New("another writer")
+// ErrSecondPipeline is returned when another pipeline id feeds the tables.
+var ErrSecondPipeline = errors.New("another writer")
 
-// errRecreated is returned when the topic was recreated under the tables.
-var errRecreated = errors.New("topic recreated")
+// ErrRecreated is returned when the topic was recreated under the tables.
+var ErrRecreated = errors.New("topic recreated")
 
-// catalogError names the flag of a catalog that cannot be opened or
+// CatalogError names the flag of a catalog that cannot be opened or
 // reached; other errors (an incompatible table, say) name their table.
-func catalogError(err error) error {
+func CatalogError(err error) error {
 	if errors.Is(err, icebergio.ErrWarehouse) {
 		return fmt.Errorf("--warehouse: %w", err)
 	}

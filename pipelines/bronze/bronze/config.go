@@ -1,4 +1,4 @@
-package main
+package bronze
 
 import (
 	"errors"
@@ -48,9 +48,9 @@ type Config struct {
 	Registry registryio.Config
 }
 
-// flags defines the command line on fs and returns a func that builds the
+// Flags defines bronze's command line on fs and returns a func that builds the
 // Config after fs is parsed.
-func flags(fs *flag.FlagSet) func() (Config, error) {
+func Flags(fs *flag.FlagSet) func() (Config, error) {
 	common := runners.CommonFlags(fs, runners.Defaults{Pipeline: "bronze", MetricsAddr: runners.DefaultMetricsAddr,
 		Bounded: "read up to the end offsets seen at start, commit, and exit 0"})
 	kafka := kafkaio.ClientFlags(fs, "comma-separated Kafka bootstrap servers; empty runs the embedded demo")
@@ -79,12 +79,12 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 		if c.Common, err = common(); err != nil {
 			return c, err
 		}
-		return c, c.validate()
+		return c, c.Validate()
 	}
 }
 
-// validate checks the configuration; each error names its flag.
-func (c Config) validate() error {
+// Validate checks the configuration; each error names its flag.
+func (c Config) Validate() error {
 	if c.Kafka.Topic == "" {
 		return errors.New("--topic: empty")
 	}
@@ -133,10 +133,4 @@ func (c Config) validate() error {
 		return fmt.Errorf("--demo-events=%d: want >= 0", c.DemoEvents)
 	}
 	return nil
-}
-
-// parseArgs parses a command line (without the program name) and the
-// environment, as main does. Tests and the Kubernetes manifest checks use it.
-func parseArgs(args []string, getenv func(string) string) (Config, error) {
-	return runners.ParseConfig(runners.NewFlagSet("bronze"), args, getenv, flags)
 }

@@ -1,0 +1,59 @@
+package parse
+
+import (
+	"fmt"
+
+	"github.com/haade/haade/transforms/offsets"
+)
+
+// TombstoneReason is the reason of a record with no value at all (a
+// tombstone): the dead letter keeps its coordinates, and its payload is null.
+const TombstoneReason = "tombstone: the record has no value (null)"
+
+// KafkaTime is a record's Kafka timestamp (milliseconds since the epoch) as
+// the kafka_timestamp column holds it: microseconds, or nil for Kafka's "no
+// timestamp" (-1). Zero and every time before 1970 are times, and kept.
+func KafkaTime(ms int64) *int64 {
+	if ms == -1 {
+		return nil
+	}
+	us := ms * 1000
+	return &us
+}
+
+// Row is the one step from a Kafka record of topic's partition to what
+// bronze stores: the event parsed from value, with the record's Kafka
+// columns, and ok; or, when the record is a tombstone or value does not
+// parse, its dead letter (DeadLetterOf) and !ok. value is rec.Value, or
+// what is left of it once a reader took a header off (io/registryio): a
+// dead letter keeps the record's own bytes either way.
+//
+// Every parser of Kafka records calls it: ParseBatch (bronze's parse.Events),
+// registryio.ParseBatch, and the benchmark's pure-Go loop, so the same
+// record makes the same row whichever path it takes.
+func Row(topic string, partition int32, rec *offsets.Record, value []byte) (Event, DeadLetter, bool) {
+	if rec.Null {
+		return Event{}, DeadLetterOf(topic, partition, rec, TombstoneReason), false
+	}
+	f, err := ParseEvent(value)
+	if err != nil {
+		return Event{}, DeadLetterOf(topic, partition, rec, fmt.Sprintf("%s: %v", Reason(err), err)), false
+	}
+	return Event{Source: f.Source, Title: f.Title, Timestamp: f.Timestamp, Extra: f.Extra,
+		KafkaTopic: topic, KafkaPartition: partition, KafkaOffset: rec.Offset, KafkaTimestamp: KafkaTime(rec.Timestamp)}, DeadLetter{}, true
+}
+
+// DeadLetterOf is the dead letter of rec with reason ("class: detail"): its
+// original bytes (null for a tombstone, empty for an empty value) and its
+// Kafka columns.
+func DeadLetterOf(topic string, partition int32, rec *offsets.Record, reason string) DeadLetter {
+	var payload []byte
+	if !rec.Null {
+		payload = rec.Value
+		if payload == nil {
+			payload = []byte{}
+		}
+	}
+	return DeadLetter{Payload: payload, Error: reason,
+		KafkaTopic: topic, KafkaPartition: partition, KafkaOffset: rec.Offset, KafkaTimestamp: KafkaTime(rec.Timestamp)}
+}
