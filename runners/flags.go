@@ -41,6 +41,7 @@ func String(fs *flag.FlagSet, name, def, usage string) func() string {
 // Parse parses args into fs, then sets every flag that args did not set
 // from the environment variable HAADE_<NAME> (upper case, dashes as
 // underscores), read through getenv. An error names the flag, in one line.
+// Afterwards fs.Visit visits every flag given, by argument or environment.
 var badValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for flag -([^:]+): (.*)$`)
 
 func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
@@ -67,7 +68,9 @@ func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
 		}
 		env := EnvName(f.Name)
 		if v := getenv(env); v != "" {
-			if e := f.Value.Set(v); e != nil {
+			// fs.Set, not f.Value.Set: a flag set from the environment is
+			// set, for fs.Visit, as one given on the command line is.
+			if e := fs.Set(f.Name, v); e != nil {
 				err = fmt.Errorf("invalid value %q for --%s from $%s: %v", v, f.Name, env, e)
 			}
 		}

@@ -370,7 +370,7 @@ func TestParseArgs(t *testing.T) {
 			Kafka:   kafkaio.Config{Topic: "fintech.debt.raw"},
 			Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: "lakehouse/catalog.db", Warehouse: "lakehouse/warehouse"},
 			Table:   "lakehouse.bronze_events", DLQTable: "lakehouse.bronze_events_dlq", CommitInterval: 10 * time.Second,
-			Start: "earliest", DemoEvents: 5000, OnRecreated: "fail", AllowSecondPipeline: false}
+			Start: "earliest", Demo: true, DemoEvents: 5000, OnRecreated: "fail", AllowSecondPipeline: false}
 		if diff := cmp.Diff(want, c); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}

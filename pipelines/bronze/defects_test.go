@@ -214,7 +214,7 @@ func TestSecondPipelineIDIsRefused(t *testing.T) {
 // the new topic from its start instead of refusing it.
 func TestDemoRunsTwice(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"--metrics-addr=", "--demo-events=300", "--catalog-uri=" + dir + "/catalog.db", "--warehouse=" + dir + "/warehouse"}
+	args := []string{"--demo", "--metrics-addr=", "--demo-events=300", "--catalog-uri=" + dir + "/catalog.db", "--warehouse=" + dir + "/warehouse"}
 	cfg := icebergio.CatalogConfig{Type: "sql", Name: "local", URI: dir + "/catalog.db", Warehouse: dir + "/warehouse"}
 	for i := 1; i <= 2; i++ {
 		var out, errb cmdtest.Buffer

@@ -1,7 +1,9 @@
 // Command bronze ingests the Kafka topic fintech.debt.raw into the Iceberg
 // tables lakehouse.bronze_events and lakehouse.bronze_events_dlq, exactly
-// once. With no --brokers it runs the embedded demo: an in-process Kafka,
-// sample events, and a bounded run into ./lakehouse.
+// once. Given no Kafka, catalog or warehouse setting at all (or --demo), it
+// runs the embedded demo: an in-process Kafka, sample events, and a bounded
+// run into ./lakehouse. Otherwise --brokers is required: a deployment
+// whose broker list is missing exits 2 naming it, and writes nothing.
 //
 //	go run ./pipelines/bronze --runner=direct
 package main
@@ -49,7 +51,7 @@ var pipeline = func() runners.Pipeline[bronze.Config] {
 		Flags: bronze.Flags,
 		Start: func(ctx context.Context, cfg *bronze.Config, stdout io.Writer) (func(), error) {
 			var stop func()
-			if len(cfg.Kafka.Brokers) == 0 {
+			if cfg.Demo {
 				var err error
 				if demo, err = startDemo(ctx, cfg, stdout); err != nil {
 					return nil, runners.Exit(1, fmt.Errorf("embedded demo: %w", err))

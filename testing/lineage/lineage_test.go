@@ -153,7 +153,7 @@ func TestMedallionLineage(t *testing.T) {
 	events := filepath.Join(lh.dir, "events.ndjson")
 	flag := "--lineage=file://" + events
 
-	if code, errs := run(t, bronze, nil, append(lh.args, flag, "--metrics-addr=", "--demo-events=2000")...); code != 0 {
+	if code, errs := run(t, bronze, nil, append(lh.args, flag, "--demo", "--metrics-addr=", "--demo-events=2000")...); code != 0 {
 		t.Fatalf("bronze: exit %d\n%s", code, errs)
 	}
 	if code, errs := run(t, silver, nil, append(lh.args, flag, "--bounded")...); code != 0 {
@@ -294,7 +294,7 @@ func TestFailAndBadFlag(t *testing.T) {
 // an endpoint that refuses its first two requests.
 func TestGoldPostsToHTTP(t *testing.T) {
 	lh := newLakehouse(t)
-	if code, errs := run(t, bronze, nil, append(lh.args, "--metrics-addr=", "--demo-events=300")...); code != 0 {
+	if code, errs := run(t, bronze, nil, append(lh.args, "--demo", "--metrics-addr=", "--demo-events=300")...); code != 0 {
 		t.Fatalf("bronze: exit %d\n%s", code, errs)
 	}
 	if code, errs := run(t, silver, nil, append(lh.args, "--bounded")...); code != 0 {
@@ -348,7 +348,7 @@ func TestGoldPostsToHTTP(t *testing.T) {
 func TestMaintainLineage(t *testing.T) {
 	lh := newLakehouse(t)
 	for range 3 {
-		if code, errs := run(t, bronze, nil, append(lh.args, "--metrics-addr=", "--demo-events=200")...); code != 0 {
+		if code, errs := run(t, bronze, nil, append(lh.args, "--demo", "--metrics-addr=", "--demo-events=200")...); code != 0 {
 			t.Fatalf("bronze: exit %d\n%s", code, errs)
 		}
 	}

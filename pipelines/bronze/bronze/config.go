@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,8 +22,8 @@ type Config struct {
 	// --log-format, --lineage and --bounded (read up to the end offsets
 	// seen at start, commit, and exit).
 	runners.Common
-	// Kafka holds the brokers, the topic, TLS and SASL. No brokers means
-	// the embedded demo.
+	// Kafka holds the brokers, the topic, TLS and SASL. Brokers are
+	// required, except for the embedded demo (Demo).
 	Kafka kafkaio.Config
 	// Catalog says where the tables live.
 	Catalog icebergio.CatalogConfig
@@ -32,6 +33,12 @@ type Config struct {
 	CommitInterval time.Duration
 	// Start is where partitions begin when the tables hold no offsets.
 	Start kafkaio.StartPolicy
+	// Demo runs the embedded demo: an in-process Kafka, sample events, and
+	// a bounded run. It is on when --demo is given, and when no Kafka,
+	// catalog or warehouse setting is (by flag or HAADE_* variable): so
+	// a deployment whose broker list is missing fails, naming --brokers,
+	// instead of writing sample events into its catalog.
+	Demo bool
 	// DemoEvents is how many sample events the embedded demo produces.
 	DemoEvents int
 	// Progress prints a progress line every 5 s (always on a terminal).
@@ -53,13 +60,14 @@ type Config struct {
 func Flags(fs *flag.FlagSet) func() (Config, error) {
 	common := runners.CommonFlags(fs, runners.Defaults{Pipeline: "bronze", MetricsAddr: runners.DefaultMetricsAddr,
 		Bounded: "read up to the end offsets seen at start, commit, and exit 0"})
-	kafka := kafkaio.ClientFlags(fs, "comma-separated Kafka bootstrap servers; empty runs the embedded demo")
+	kafka := kafkaio.ClientFlags(fs, "comma-separated Kafka bootstrap servers; required unless the embedded demo runs (see --demo)")
 	catalog := icebergio.CatalogFlags(fs)
 	tbl := fs.String("table", tables.Bronze.Ident, "bronze table, namespace.table")
 	dlq := fs.String("dlq-table", tables.DeadLetters.Ident, "dead-letter table, namespace.table")
 	interval := fs.Duration("commit-interval", 10*time.Second, "window length: one snapshot per interval")
 	start := fs.String("start", "earliest", "where to begin when the tables hold no offsets: earliest or latest")
-	demo := fs.Int("demo-events", 5000, "events the embedded demo produces (no --brokers)")
+	demo := fs.Bool("demo", false, "run the embedded demo: an in-process Kafka, sample events, a bounded run; the default when no Kafka, catalog or warehouse setting is given")
+	demoEvents := fs.Int("demo-events", 5000, "events the embedded demo produces")
 	progress := fs.Bool("progress", false, "print a progress line every 5s (always on when stderr is a terminal)")
 	onRecreated := fs.String("on-topic-recreated", "fail", "when --topic was deleted and created again since the tables recorded its offsets: fail, or earliest to read the new topic from its start")
 	allowSecond := fs.Bool("allow-second-pipeline-id", false, "write tables that another --pipeline-id already feeds from --topic (each stores every record once)")
@@ -71,7 +79,7 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 			Kafka:   kafka(),
 			Catalog: catalog(),
 			Table:   *tbl, DLQTable: *dlq, CommitInterval: *interval, Start: kafkaio.StartPolicy(*start),
-			DemoEvents: *demo, Progress: *progress, OnRecreated: *onRecreated, AllowSecondPipeline: *allowSecond,
+			Demo: *demo || !deployment(fs), DemoEvents: *demoEvents, Progress: *progress, OnRecreated: *onRecreated, AllowSecondPipeline: *allowSecond,
 		}
 		c.Kafka.ReadUncommitted = *readUncommitted
 		c.Registry = registry(c.Kafka.Topic)
@@ -81,6 +89,21 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 		}
 		return c, c.Validate()
 	}
+}
+
+// deploymentFlags are the settings that say where a deployment's data
+// lives: any of them given means a real deployment, never the demo.
+var deploymentFlags = []string{"brokers", "topic", "kafka-tls", "kafka-tls-ca", "kafka-tls-cert", "kafka-tls-key",
+	"kafka-tls-insecure-skip-verify", "kafka-sasl-mechanism", "kafka-sasl-user", "kafka-sasl-password",
+	"catalog", "catalog-name", "catalog-uri", "warehouse", "s3-endpoint"}
+
+// deployment reports whether fs, once parsed (runners.Parse, which sets
+// flags from HAADE_* variables too), was given a Kafka, catalog or
+// warehouse setting.
+func deployment(fs *flag.FlagSet) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || slices.Contains(deploymentFlags, f.Name) })
+	return given
 }
 
 // Validate checks the configuration; each error names its flag.
@@ -131,6 +154,13 @@ func (c Config) Validate() error {
 	}
 	if c.DemoEvents < 0 {
 		return fmt.Errorf("--demo-events=%d: want >= 0", c.DemoEvents)
+	}
+	// Last, so that a bad value of another flag is named first.
+	if len(c.Kafka.Brokers) == 0 && !c.Demo {
+		return errors.New("--brokers: no Kafka bootstrap servers given (HAADE_BROKERS); the embedded demo runs only with no Kafka, catalog or warehouse setting, or with --demo")
+	}
+	if len(c.Kafka.Brokers) > 0 && c.Demo {
+		return fmt.Errorf("--demo: the embedded demo runs its own Kafka; it cannot read --brokers=%s", strings.Join(c.Kafka.Brokers, ","))
 	}
 	return nil
 }
