@@ -45,6 +45,11 @@ type Renaming struct{ From, To string }
 // Change is one schema change of a table, committed in one transaction:
 // data files are never rewritten.
 type Change struct {
+	// Add adds optional columns that a pipeline's row type writes and the
+	// table was created without (EnsureTable gives a table the columns a
+	// newer row type has, such as bronze's kafka_key). They are not
+	// promoted: no member moves into them. Field ids are the table's.
+	Add     []iceberg.NestedField
 	Promote []Promotion
 	Widen   []Widening
 	Rename  []Renaming
@@ -89,7 +94,8 @@ func ParseType(name string) (iceberg.Type, error) {
 // recorded in rows.PromotedProperty in the same commit. A conflict with a
 // concurrent commit (a pipeline writing) reloads and redoes the change.
 //
-// Refused, with ErrEvolve: promoting a column that exists (unless it is
+// Refused, with ErrEvolve: adding a column that exists with another type,
+// promoting a column that exists (unless it is
 // already promoted with that type: unchanged), a name with a dot, a table
 // without the overflow column; widening or renaming a column that is not
 // promoted (HAADE's pipelines find their own columns by name: a renamed or
@@ -145,6 +151,24 @@ func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) 
 	names := map[string]bool{} // names taken by this change
 	newPromoted := maps.Clone(promoted)
 
+	for _, a := range ch.Add {
+		if err := checkName(a.Name); err != nil {
+			return refuse("add %s: %v", a.Name, err)
+		}
+		if f, ok := sc.FindFieldByName(a.Name); ok {
+			if rows.SameType(f.Type, a.Type) && !f.Required {
+				rep.Unchanged = append(rep.Unchanged, fmt.Sprintf("add %s %v (field %d)", a.Name, a.Type, f.ID))
+				continue
+			}
+			return refuse("add %s %v: the table already has a column %s (%v)", a.Name, a.Type, a.Name, f.Type)
+		}
+		if names[a.Name] {
+			return refuse("add %s: named twice", a.Name)
+		}
+		names[a.Name] = true
+		us.AddColumn([]string{a.Name}, a.Type, a.Doc, false, nil)
+		changed = true
+	}
 	for _, p := range ch.Promote {
 		if err := checkName(p.Column); err != nil {
 			return refuse("--promote=%s: %v", p.Column, err)
@@ -221,6 +245,14 @@ func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) 
 		return rep, err
 	}
 	newSchema := staged.Schema()
+	for _, a := range ch.Add {
+		if _, had := sc.FindFieldByName(a.Name); had {
+			continue
+		}
+		if f, ok := newSchema.FindFieldByName(a.Name); ok {
+			rep.Applied = append(rep.Applied, fmt.Sprintf("add %s %v (field %d)", a.Name, f.Type, f.ID))
+		}
+	}
 	for _, p := range ch.Promote {
 		f, ok := newSchema.FindFieldByName(p.Column)
 		if !ok || promoted[f.ID] != "" {
@@ -239,7 +271,10 @@ func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) 
 			rep.Applied = append(rep.Applied, fmt.Sprintf("rename %s to %s (field %d, member %s)", r.From, r.To, f.ID, promoted[f.ID]))
 		}
 	}
-	props := iceberg.Properties{rows.PromotedProperty: rows.EncodePromoted(newPromoted)}
+	props := iceberg.Properties{}
+	if len(ch.Promote)+len(ch.Widen)+len(ch.Rename) > 0 {
+		props[rows.PromotedProperty] = rows.EncodePromoted(newPromoted)
+	}
 	if widened {
 		// Iceberg's vectorized Parquet reader (Spark 3.5, Iceberg 1.10)
 		// fails on a column widened from int to long in files that
@@ -247,8 +282,10 @@ func evolveOnce(ctx context.Context, tbl *table.Table, ident string, ch Change) 
 		// BigIntVector to IntVector); the row reader widens them right.
 		props[ReadVectorizationProperty] = "false"
 	}
-	if err := tx.SetProperties(props); err != nil {
-		return rep, err
+	if len(props) > 0 {
+		if err := tx.SetProperties(props); err != nil {
+			return rep, err
+		}
 	}
 	nt, err := tx.Commit(ctx)
 	if err != nil {

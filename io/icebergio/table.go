@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,8 +74,10 @@ func (t Table) rowType() (*rows.Type, error) {
 }
 
 // EnsureTable creates the namespace and the table if they are missing, and
-// checks that an existing table can take the rows. A concurrent creator is
-// not an error.
+// checks that an existing table can take the rows. An existing table that
+// lacks columns of the row type gains them first, through Evolve (Change.Add),
+// when it can take the rows once it has them. A concurrent creator is not
+// an error.
 func EnsureTable(ctx context.Context, cat catalog.Catalog, t Table) (*table.Table, error) {
 	ident, err := Identifier(t.Ident)
 	if err != nil {
@@ -115,10 +119,42 @@ func EnsureTable(ctx context.Context, cat catalog.Catalog, t Table) (*table.Tabl
 	} else if err != nil {
 		return nil, fmt.Errorf("%w: load table %s: %v", ErrCatalog, t.Ident, err)
 	}
+	if missing := rt.Missing(tbl.Schema()); len(missing) > 0 {
+		// A table created before the row type gained columns gains them
+		// too, through schema evolution (optional, null in older files;
+		// nothing is rewritten), if it can take the rows once it has them.
+		sc := tbl.Schema()
+		next := sc.HighestFieldID()
+		grown, err := iceberg.AssignFreshSchemaIDs(iceberg.NewSchema(0, missing...), func() int { next++; return next })
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.Ident, err)
+		}
+		if err := rt.CheckCompatible(iceberg.NewSchema(sc.ID, append(slices.Clone(sc.Fields()), grown.Fields()...)...)); err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.Ident, err)
+		}
+		rep, err := Evolve(ctx, cat, t.Ident, Change{Add: missing})
+		if err != nil {
+			return nil, fmt.Errorf("table %s: add the columns %s: %w", t.Ident, columnNames(missing), err)
+		}
+		if len(rep.Applied) > 0 {
+			slog.Info("table gained the row type's new columns", "table", t.Ident, "changes", rep.Applied, "schema_id", rep.SchemaID)
+		}
+		if tbl, err = cat.LoadTable(ctx, ident); err != nil {
+			return nil, fmt.Errorf("%w: load table %s: %v", ErrCatalog, t.Ident, err)
+		}
+	}
 	if err := rt.CheckCompatible(tbl.Schema()); err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Ident, err)
 	}
 	return tbl, nil
+}
+
+func columnNames(fs []iceberg.NestedField) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 func (t Table) spec(sc *iceberg.Schema) (iceberg.PartitionSpec, error) {

@@ -112,7 +112,7 @@ func TestEnsureTableIncompatible(t *testing.T) {
 		Source *string `iceberg:"source"`
 		At     int64   `iceberg:"at,required,timestamptz"`
 		N      int64   `iceberg:"n,required"`
-		More   string  `iceberg:"more"`
+		More   string  `iceberg:"more,required"`
 	}
 	type atWithoutZone struct {
 		Source *string `iceberg:"source"`
@@ -127,7 +127,7 @@ func TestEnsureTableIncompatible(t *testing.T) {
 		{"timestamp without zone", atWithoutZone{}},
 		{"required column optional in the row", nOptional{}},
 		{"required column missing from the row", withoutN{}},
-		{"column missing from the table", extraColumn{}},
+		{"required column missing from the table", extraColumn{}},
 	}
 	ctx := context.Background()
 	_, cat := icebergtest.Catalog(t)

@@ -33,10 +33,17 @@ type Partition struct {
 }
 
 // RecordOf is what a read keeps of a franz-go record: its offset, its
-// timestamp in milliseconds, its key and its value (a nil value is a
-// tombstone). It points into rec's key and value, never copies them: the
+// timestamp in milliseconds and its type, its key, its value (a nil value
+// is a tombstone) and its headers. It points into rec's key and value, never copies them: the
 // bytes are the record's own, and only the kgo.Record structs are pooled.
 func RecordOf(rec *kgo.Record) Record {
-	return Record{Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(),
-		Key: rec.Key, Value: rec.Value, Null: rec.Value == nil}
+	r := Record{Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(),
+		Key: rec.Key, Value: rec.Value, Null: rec.Value == nil, TimestampType: rec.Attrs.TimestampType()}
+	if len(rec.Headers) > 0 {
+		r.Headers = make([]offsets.Header, len(rec.Headers))
+		for i, h := range rec.Headers {
+			r.Headers[i] = offsets.Header{Key: h.Key, Value: h.Value}
+		}
+	}
+	return r
 }

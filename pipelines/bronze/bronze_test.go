@@ -142,6 +142,9 @@ func expectedEvent(t *testing.T, v []byte) parse.Event {
 		t.Fatal(err)
 	}
 	ev.Timestamp = ts.UnixMicro()
+	// The test kit's producer sets no key and no headers, on a CreateTime topic.
+	createTime := "CreateTime"
+	ev.KafkaTimestampType = &createTime
 	delete(m, "source")
 	delete(m, "title")
 	delete(m, "timestamp")

@@ -61,7 +61,8 @@ func TestTrinoReadsTheLayers(t *testing.T) {
 	t.Run("types", func(t *testing.T) {
 		want := map[string]string{"source": "varchar", "title": "varchar", "timestamp": "timestamp(6) with time zone",
 			"ingested_at": "timestamp(6) with time zone", "kafka_topic": "varchar", "kafka_partition": "integer",
-			"kafka_offset": "bigint", "kafka_timestamp": "timestamp(6) with time zone", "extra": "varchar"}
+			"kafka_offset": "bigint", "kafka_timestamp": "timestamp(6) with time zone", "extra": "varchar",
+			"kafka_key": "varbinary", "kafka_headers": "array(row(key varchar, value varbinary))", "kafka_timestamp_type": "varchar"}
 		r, err := tr.query(ctx, "SELECT * FROM "+name(l.bronze)+" LIMIT 1")
 		if err != nil {
 			t.Fatal(err)

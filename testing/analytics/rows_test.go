@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
 )
 
@@ -96,7 +97,8 @@ func bronzeRow(r row) parse.Event {
 	}
 	return parse.Event{Source: r.str("source"), Title: r.str("title"), Timestamp: r.mustMicros("timestamp"),
 		IngestedAt: r.mustMicros("ingested_at"), KafkaTopic: *r.str("kafka_topic"), KafkaPartition: int32(r.int64("kafka_partition")),
-		KafkaOffset: r.int64("kafka_offset"), KafkaTimestamp: kt, Extra: r.str("extra")}
+		KafkaOffset: r.int64("kafka_offset"), KafkaTimestamp: kt, Extra: r.str("extra"),
+		KafkaKey: r.bytes("kafka_key"), KafkaHeaders: r.headers("kafka_headers"), KafkaTimestampType: r.str("kafka_timestamp_type")}
 }
 
 func deadLetterRow(r row) parse.DeadLetter {
@@ -106,5 +108,30 @@ func deadLetterRow(r row) parse.DeadLetter {
 	}
 	return parse.DeadLetter{Payload: r.bytes("payload"), Error: *r.str("error"), KafkaTopic: *r.str("kafka_topic"),
 		KafkaPartition: int32(r.int64("kafka_partition")), KafkaOffset: r.int64("kafka_offset"), KafkaTimestamp: kt,
-		IngestedAt: r.mustMicros("ingested_at")}
+		IngestedAt: r.mustMicros("ingested_at"),
+		KafkaKey:   r.bytes("kafka_key"), KafkaHeaders: r.headers("kafka_headers"), KafkaTimestampType: r.str("kafka_timestamp_type")}
+}
+
+// headers decodes kafka_headers, an array(row(key varchar, value
+// varbinary)): the protocol sends each row as a JSON array of its fields
+// in order, the varbinary as base64.
+func (r row) headers(c string) []offsets.Header {
+	v := r[c]
+	if v == nil {
+		return nil
+	}
+	var out []offsets.Header
+	for _, e := range v.([]any) {
+		f := e.([]any)
+		h := offsets.Header{Key: f[0].(string)}
+		if f[1] != nil {
+			b, err := base64.StdEncoding.DecodeString(f[1].(string))
+			if err != nil {
+				panic(fmt.Sprintf("column %s: %v", c, err))
+			}
+			h.Value = b
+		}
+		out = append(out, h)
+	}
+	return out
 }

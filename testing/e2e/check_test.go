@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
 )
 
@@ -78,7 +79,16 @@ var reasons = func() map[string]string {
 func expectedRow(t testing.TB, topic string, k krec) (row map[string]any, dlq bool) {
 	t.Helper()
 	ts := any(k.TsMs * 1000)
-	common := map[string]any{"kafka_topic": topic, "kafka_partition": int64(k.P), "kafka_offset": k.O, "kafka_timestamp": ts}
+	// Every topic of this tier has CreateTime timestamps.
+	common := map[string]any{"kafka_topic": topic, "kafka_partition": int64(k.P), "kafka_offset": k.O, "kafka_timestamp": ts,
+		"kafka_key": b64(k.K), "kafka_headers": nil, "kafka_timestamp_type": "CreateTime"}
+	if k.H != nil {
+		var hs []any
+		for _, h := range k.H {
+			hs = append(hs, map[string]any{"key": h[0], "value": b64([]byte(h[1]))})
+		}
+		common["kafka_headers"] = hs
+	}
 	if _, bad := reasons[string(k.V)]; bad || k.V == nil {
 		common["payload"] = nil
 		if k.V != nil {
@@ -119,6 +129,28 @@ func strPtr(s *string) any {
 	return *s
 }
 
+// b64 is how the Python readers print a binary value: base64, or nil.
+func b64(v []byte) any {
+	if v == nil {
+		return nil
+	}
+	return base64.StdEncoding.EncodeToString(v)
+}
+
+// kafkaColumns are a row's kafka_key, kafka_headers and
+// kafka_timestamp_type as the Python readers print them.
+func kafkaColumns(m map[string]any, key []byte, headers []offsets.Header, tsType *string) map[string]any {
+	m["kafka_key"], m["kafka_headers"], m["kafka_timestamp_type"] = b64(key), nil, strPtr(tsType)
+	if headers != nil {
+		hs := []any{}
+		for _, h := range headers {
+			hs = append(hs, map[string]any{"key": h.Key, "value": b64(h.Value)})
+		}
+		m["kafka_headers"] = hs
+	}
+	return m
+}
+
 func i64Ptr(v *int64) any {
 	if v == nil {
 		return nil
@@ -129,9 +161,10 @@ func i64Ptr(v *int64) any {
 // eventRow and dlqRow turn our own reader's rows into the JSON form the
 // Python readers print.
 func eventRow(ev parse.Event) map[string]any {
-	return map[string]any{"source": strPtr(ev.Source), "title": strPtr(ev.Title), "timestamp": ev.Timestamp,
+	return kafkaColumns(map[string]any{"source": strPtr(ev.Source), "title": strPtr(ev.Title), "timestamp": ev.Timestamp,
 		"ingested_at": ev.IngestedAt, "kafka_topic": ev.KafkaTopic, "kafka_partition": int64(ev.KafkaPartition),
-		"kafka_offset": ev.KafkaOffset, "kafka_timestamp": i64Ptr(ev.KafkaTimestamp), "extra": strPtr(ev.Extra)}
+		"kafka_offset": ev.KafkaOffset, "kafka_timestamp": i64Ptr(ev.KafkaTimestamp), "extra": strPtr(ev.Extra)},
+		ev.KafkaKey, ev.KafkaHeaders, ev.KafkaTimestampType)
 }
 
 func dlqRow(d parse.DeadLetter) map[string]any {
@@ -139,9 +172,10 @@ func dlqRow(d parse.DeadLetter) map[string]any {
 	if d.Payload != nil {
 		payload = base64.StdEncoding.EncodeToString(d.Payload)
 	}
-	return map[string]any{"payload": payload, "error": d.Error, "kafka_topic": d.KafkaTopic,
+	return kafkaColumns(map[string]any{"payload": payload, "error": d.Error, "kafka_topic": d.KafkaTopic,
 		"kafka_partition": int64(d.KafkaPartition), "kafka_offset": d.KafkaOffset,
-		"kafka_timestamp": i64Ptr(d.KafkaTimestamp), "ingested_at": d.IngestedAt}
+		"kafka_timestamp": i64Ptr(d.KafkaTimestamp), "ingested_at": d.IngestedAt},
+		d.KafkaKey, d.KafkaHeaders, d.KafkaTimestampType)
 }
 
 type key struct {

@@ -175,18 +175,21 @@ type krec struct {
 	P    int32
 	O    int64
 	TsMs int64
-	V    []byte // nil: null value (tombstone)
+	V    []byte      // nil: null value (tombstone)
+	K    []byte      // nil: no key
+	H    [][2]string // the headers, in order (kcat prints them as text)
 }
 
 // consumeAll reads the whole topic with kcat, the truth the tables are
-// compared with: every record, its partition, offset, timestamp and value.
+// compared with: every record, its partition, offset, timestamp, key, value
+// and headers (test headers are text without commas or equals signs).
 func (e *env) consumeAll() []krec {
 	e.t.Helper()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "kcat", "-C", "-b", brokers, "-t", e.topic, "-o", "beginning", "-e", "-q",
-		"-f", `%p %o %T %S\n%s\n`)
+		"-f", `%p %o %T %S %K\n%k%s\n%h\n`)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -204,9 +207,15 @@ func (e *env) consumeAll() []krec {
 			e.t.Fatalf("kcat -C output: %v after %d records", err, len(recs))
 		}
 		var k krec
-		var n int
-		if _, err := fmt.Sscanf(hdr, "%d %d %d %d\n", &k.P, &k.O, &k.TsMs, &n); err != nil {
+		var n, kn int
+		if _, err := fmt.Sscanf(hdr, "%d %d %d %d %d\n", &k.P, &k.O, &k.TsMs, &n, &kn); err != nil {
 			e.t.Fatalf("kcat -C header %q: %v", hdr, err)
+		}
+		if kn >= 0 {
+			k.K = make([]byte, kn)
+			if _, err := io.ReadFull(r, k.K); err != nil {
+				e.t.Fatal(err)
+			}
 		}
 		if n >= 0 {
 			k.V = make([]byte, n)
@@ -216,6 +225,16 @@ func (e *env) consumeAll() []krec {
 		}
 		if b, err := r.ReadByte(); err != nil || b != '\n' {
 			e.t.Fatalf("kcat -C output: no newline after record %d/%d", k.P, k.O)
+		}
+		headers, err := r.ReadString('\n')
+		if err != nil {
+			e.t.Fatalf("kcat -C output: no headers line after record %d/%d: %v", k.P, k.O, err)
+		}
+		if headers = strings.TrimSuffix(headers, "\n"); headers != "" {
+			for _, h := range strings.Split(headers, ",") {
+				name, value, _ := strings.Cut(h, "=")
+				k.H = append(k.H, [2]string{name, value})
+			}
 		}
 		recs = append(recs, k)
 	}

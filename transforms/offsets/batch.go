@@ -8,6 +8,7 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*Record)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*Header)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Batch)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Range)(nil)).Elem())
 }
@@ -21,6 +22,20 @@ type Record struct {
 	Value     []byte
 	// Null is true for a record with no value at all (a tombstone).
 	Null bool
+	// Headers are the record's headers, in their order; a key may repeat.
+	// Nil when it has none.
+	Headers []Header
+	// TimestampType says whose time Timestamp is, as Kafka encodes it:
+	// 0 (CreateTime: the producer's), 1 (LogAppendTime: the broker's), or
+	// -1 (a message format without timestamps).
+	TimestampType int8
+}
+
+// Header is one Kafka record header: the element of the kafka_headers
+// column of bronze and its dead letters (a list of these structs).
+type Header struct {
+	Key   string `iceberg:"key,required"`
+	Value []byte `iceberg:"value"`
 }
 
 // Batch is the element that the Kafka read emits: consecutive records of

@@ -40,12 +40,13 @@ func Row(topic string, partition int32, rec *offsets.Record, value []byte) (Even
 		return Event{}, DeadLetterOf(topic, partition, rec, fmt.Sprintf("%s: %v", Reason(err), err)), false
 	}
 	return Event{Source: f.Source, Title: f.Title, Timestamp: f.Timestamp, Extra: f.Extra,
-		KafkaTopic: topic, KafkaPartition: partition, KafkaOffset: rec.Offset, KafkaTimestamp: KafkaTime(rec.Timestamp)}, DeadLetter{}, true
+		KafkaTopic: topic, KafkaPartition: partition, KafkaOffset: rec.Offset, KafkaTimestamp: KafkaTime(rec.Timestamp),
+		KafkaKey: rec.Key, KafkaHeaders: rec.Headers, KafkaTimestampType: TimestampType(rec.TimestampType)}, DeadLetter{}, true
 }
 
 // DeadLetterOf is the dead letter of rec with reason ("class: detail"): its
 // original bytes (null for a tombstone, empty for an empty value) and its
-// Kafka columns.
+// Kafka columns, the key of a tombstone included.
 func DeadLetterOf(topic string, partition int32, rec *offsets.Record, reason string) DeadLetter {
 	var payload []byte
 	if !rec.Null {
@@ -55,5 +56,27 @@ func DeadLetterOf(topic string, partition int32, rec *offsets.Record, reason str
 		}
 	}
 	return DeadLetter{Payload: payload, Error: reason,
-		KafkaTopic: topic, KafkaPartition: partition, KafkaOffset: rec.Offset, KafkaTimestamp: KafkaTime(rec.Timestamp)}
+		KafkaTopic: topic, KafkaPartition: partition, KafkaOffset: rec.Offset, KafkaTimestamp: KafkaTime(rec.Timestamp),
+		KafkaKey: rec.Key, KafkaHeaders: rec.Headers, KafkaTimestampType: TimestampType(rec.TimestampType)}
+}
+
+// The values of the kafka_timestamp_type column. Rows point at these two,
+// so a row's column costs no allocation.
+var (
+	createTime    = "CreateTime"
+	logAppendTime = "LogAppendTime"
+)
+
+// TimestampType is the kafka_timestamp_type column of a record's Kafka
+// timestamp type (offsets.Record.TimestampType): "CreateTime" (the
+// producer's time) for 0, "LogAppendTime" (the broker's) for 1, and nil
+// (unknown) for anything else.
+func TimestampType(t int8) *string {
+	switch t {
+	case 0:
+		return &createTime
+	case 1:
+		return &logAppendTime
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func init() {
@@ -24,6 +25,14 @@ type BronzeEvent struct {
 	KafkaOffset    int64   `iceberg:"kafka_offset,required"`
 	KafkaTimestamp *int64  `iceberg:"kafka_timestamp,timestamptz"`
 	Extra          *string `iceberg:"extra,overflow"`
+	// KafkaKey, KafkaHeaders and KafkaTimestampType keep the rest of the
+	// Kafka record: its key (nil: none), its headers (nil: none) and
+	// whose time kafka_timestamp is, "CreateTime" or "LogAppendTime" (nil:
+	// unknown). They came later: tables created before them gain them
+	// through schema evolution, null in older files.
+	KafkaKey           []byte           `iceberg:"kafka_key"`
+	KafkaHeaders       []offsets.Header `iceberg:"kafka_headers"`
+	KafkaTimestampType *string          `iceberg:"kafka_timestamp_type"`
 }
 
 // DeadLetter is one row of lakehouse.bronze_events_dlq: a record that did
@@ -36,6 +45,11 @@ type DeadLetter struct {
 	KafkaOffset    int64  `iceberg:"kafka_offset,required"`
 	KafkaTimestamp *int64 `iceberg:"kafka_timestamp,timestamptz"`
 	IngestedAt     int64  `iceberg:"ingested_at,required,timestamptz"`
+	// KafkaKey, KafkaHeaders and KafkaTimestampType are as in BronzeEvent;
+	// a tombstone's key is kept.
+	KafkaKey           []byte           `iceberg:"kafka_key"`
+	KafkaHeaders       []offsets.Header `iceberg:"kafka_headers"`
+	KafkaTimestampType *string          `iceberg:"kafka_timestamp_type"`
 }
 
 // SilverEvent is one row of lakehouse.silver_events. Times are

@@ -136,7 +136,19 @@ func kindFits(c column, dt arrow.DataType) bool {
 	case arrow.STRING, arrow.LARGE_STRING:
 		return c.kind == reflect.String
 	case arrow.BINARY, arrow.LARGE_BINARY:
-		return c.kind == reflect.Slice
+		return c.kind == reflect.Slice && c.elem == nil
+	case arrow.LIST, arrow.LARGE_LIST:
+		st, ok := dt.(arrow.ListLikeType).Elem().(*arrow.StructType)
+		if c.elem == nil || !ok {
+			return false
+		}
+		for _, ec := range c.elem.columns {
+			i, ok := st.FieldIdx(ec.name)
+			if ok && !kindFits(ec, st.Field(i).Type) {
+				return false
+			}
+		}
+		return true
 	case arrow.BOOL:
 		return c.kind == reflect.Bool
 	case arrow.INT32, arrow.DATE32:
@@ -192,8 +204,41 @@ func setCell(col arrow.Array, i int, c column, p unsafe.Pointer) error {
 		*(*int64)(p) = v
 	case *array.Float64:
 		*(*float64)(p) = a.Value(i)
+	case array.ListLike:
+		return setList(a, i, c.elem, p)
 	default:
 		return fmt.Errorf("unsupported arrow type %v", col.DataType())
 	}
+	return nil
+}
+
+// setList stores the list at row i of a (a list of structs) as a slice of
+// et's structs at p. Fields of the struct that et lacks are left out, and
+// fields et has that the data lacks stay zero.
+func setList(a array.ListLike, i int, et *Type, p unsafe.Pointer) error {
+	st, ok := a.ListValues().(*array.Struct)
+	if !ok {
+		return fmt.Errorf("a list of %v, want a list of structs", a.ListValues().DataType())
+	}
+	start, end := a.ValueOffsets(i)
+	n := int(end - start)
+	sl := reflect.MakeSlice(reflect.SliceOf(et.goType), n, n)
+	stt := st.DataType().(*arrow.StructType)
+	for _, ec := range et.columns {
+		fi, ok := stt.FieldIdx(ec.name)
+		if !ok {
+			continue
+		}
+		col := st.Field(fi)
+		for k := 0; k < n; k++ {
+			if col.IsNull(int(start) + k) {
+				continue
+			}
+			if err := setCell(col, int(start)+k, ec, unsafe.Add(sl.Index(k).Addr().UnsafePointer(), ec.offset)); err != nil {
+				return fmt.Errorf("%s: %w", ec.name, err)
+			}
+		}
+	}
+	reflect.NewAt(sl.Type(), p).Elem().Set(sl)
 	return nil
 }

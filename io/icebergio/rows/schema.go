@@ -26,7 +26,9 @@ import (
 // "required" is optional but never null. Fields without a tag are ignored.
 //
 // Supported Go types: string, []byte, bool, int32, int64, float64, and
-// pointers to each (except []byte, where nil is null).
+// pointers to each (except []byte, where nil is null); and a slice of a
+// struct of those, tagged the same way, which is a list of structs (nil is
+// null; bronze's kafka_headers).
 //
 // "overflow" marks a *string column that holds a JSON object of the source
 // members the row type has no field for (bronze's extra). A table may
@@ -42,6 +44,9 @@ type column struct {
 	offset   uintptr
 	kind     reflect.Kind // of the element type
 	pointer  bool
+	// elem is the row type of the elements of a list column (a slice of
+	// structs); nil for every other column.
+	elem *Type
 }
 
 // Type describes a row struct: its columns and how to read them fast.
@@ -104,6 +109,23 @@ func rowTypeOf(t reflect.Type) (*Type, error) {
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8 && !c.pointer:
 			c.typ = iceberg.PrimitiveTypes.Binary
 			c.kind = reflect.Slice
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct && !c.pointer:
+			et, err := rowTypeOf(ft.Elem())
+			if err != nil {
+				return nil, err
+			}
+			for _, ec := range et.columns {
+				if ec.elem != nil {
+					return nil, fmt.Errorf("%w: %v.%s: a list's elements cannot hold lists", ErrRowType, t, f.Name)
+				}
+			}
+			if et.overflow >= 0 {
+				return nil, fmt.Errorf("%w: %v.%s: a list's elements cannot have an overflow column", ErrRowType, t, f.Name)
+			}
+			c.elem = et
+			c.kind = reflect.Slice
+			// Field ids are placeholders here: Schema numbers them.
+			c.typ = &iceberg.ListType{Element: et.structType(func() int { return 0 }), ElementRequired: true}
 		case ft.Kind() == reflect.Bool:
 			c.typ = iceberg.PrimitiveTypes.Bool
 		case ft.Kind() == reflect.Int32 && timeType == iceberg.PrimitiveTypes.Date:
@@ -148,13 +170,72 @@ func SchemaOf(row any) (*iceberg.Schema, error) {
 	return rt.Schema(), nil
 }
 
-// Schema returns the Iceberg schema of the row type (see SchemaOf).
+// Schema returns the Iceberg schema of the row type (see SchemaOf): the
+// columns are fields 1..n, in order, and the fields of list columns'
+// elements come after them.
 func (rt *Type) Schema() *iceberg.Schema {
+	next := len(rt.columns)
+	id := func() int { next++; return next }
 	fields := make([]iceberg.NestedField, len(rt.columns))
 	for i, c := range rt.columns {
 		fields[i] = iceberg.NestedField{ID: i + 1, Name: c.name, Type: c.typ, Required: c.required}
+		if c.elem != nil {
+			fields[i].Type = &iceberg.ListType{ElementID: id(), Element: c.elem.structType(id), ElementRequired: true}
+		}
 	}
 	return iceberg.NewSchema(0, fields...)
+}
+
+// structType is the Iceberg struct of a list column's element type, its
+// fields numbered by id.
+func (rt *Type) structType(id func() int) *iceberg.StructType {
+	st := &iceberg.StructType{FieldList: make([]iceberg.NestedField, len(rt.columns))}
+	for i, c := range rt.columns {
+		st.FieldList[i] = iceberg.NestedField{ID: id(), Name: c.name, Type: c.typ, Required: c.required}
+	}
+	return st
+}
+
+// SameType reports whether a and b are the same Iceberg type, whatever
+// the field ids of their nested fields: a table numbers them when it is
+// created, or when it gains a column, so a row type's own ids never match.
+func SameType(a, b iceberg.Type) bool {
+	switch x := a.(type) {
+	case *iceberg.ListType:
+		y, ok := b.(*iceberg.ListType)
+		return ok && x.ElementRequired == y.ElementRequired && SameType(x.Element, y.Element)
+	case *iceberg.StructType:
+		y, ok := b.(*iceberg.StructType)
+		if !ok || len(x.FieldList) != len(y.FieldList) {
+			return false
+		}
+		for i, f := range x.FieldList {
+			g := y.FieldList[i]
+			if f.Name != g.Name || f.Required != g.Required || !SameType(f.Type, g.Type) {
+				return false
+			}
+		}
+		return true
+	case *iceberg.MapType:
+		y, ok := b.(*iceberg.MapType)
+		return ok && x.ValueRequired == y.ValueRequired && SameType(x.KeyType, y.KeyType) && SameType(x.ValueType, y.ValueType)
+	}
+	return a.Equals(b)
+}
+
+// Missing returns the optional columns of the row type that schema sc
+// lacks, as the fields to add (ids left to the table): what a table
+// created before them must gain, by schema evolution, to take the rows. A
+// missing required column is not among them: files written before it have
+// no value for it.
+func (rt *Type) Missing(sc *iceberg.Schema) []iceberg.NestedField {
+	var out []iceberg.NestedField
+	for _, f := range rt.Schema().Fields() {
+		if _, ok := sc.FindFieldByName(f.Name); !ok && !f.Required {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // CheckCompatible reports whether rows of this type can be written into a
@@ -169,7 +250,7 @@ func (rt *Type) CheckCompatible(sc *iceberg.Schema) error {
 		if !ok {
 			return fmt.Errorf("%w: column %q is missing from the table", ErrIncompatibleSchema, c.name)
 		}
-		if !f.Type.Equals(c.typ) {
+		if !SameType(f.Type, c.typ) {
 			return fmt.Errorf("%w: column %q is %v in the table, %v in %v", ErrIncompatibleSchema, c.name, f.Type, c.typ, rt.goType)
 		}
 		if f.Required && !c.required {
@@ -318,6 +399,10 @@ func appendCell(fb array.Builder, c column, p unsafe.Pointer) {
 	case reflect.String:
 		fb.(*array.StringBuilder).Append(*(*string)(p))
 	case reflect.Slice:
+		if c.elem != nil {
+			appendList(fb.(*array.ListBuilder), c.elem, p)
+			return
+		}
 		v := *(*[]byte)(p)
 		if v == nil {
 			fb.AppendNull()
@@ -342,5 +427,31 @@ func appendCell(fb array.Builder, c column, p unsafe.Pointer) {
 		}
 	case reflect.Float64:
 		fb.(*array.Float64Builder).Append(*(*float64)(p))
+	}
+}
+
+// appendList appends the slice of et's structs at p to a list column: a
+// nil slice is null, an empty one an empty list. The struct's Arrow fields
+// are et's columns, in order (CheckCompatible compares them in order).
+func appendList(lb *array.ListBuilder, et *Type, p unsafe.Pointer) {
+	sl := reflect.NewAt(reflect.SliceOf(et.goType), p).Elem()
+	if sl.IsNil() {
+		lb.AppendNull()
+		return
+	}
+	lb.Append(true)
+	sb := lb.ValueBuilder().(*array.StructBuilder)
+	n := sl.Len()
+	if n == 0 {
+		return
+	}
+	base := sl.Index(0).Addr().UnsafePointer()
+	size := et.goType.Size()
+	for i := 0; i < n; i++ {
+		sb.Append(true)
+		ep := unsafe.Add(base, uintptr(i)*size)
+		for j, ec := range et.columns {
+			appendCell(sb.FieldBuilder(j), ec, unsafe.Add(ep, ec.offset))
+		}
 	}
 }

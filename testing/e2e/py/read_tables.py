@@ -21,6 +21,17 @@ import time
 from haade_readers import b64, pyiceberg_catalog, spark_session
 
 
+def jsonable(v):
+    """v with every binary value, at any depth (kafka_headers is a list of structs), as base64."""
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return b64(v)
+    if isinstance(v, dict):
+        return {k: jsonable(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [jsonable(x) for x in v]
+    return v
+
+
 def spark_read(args, keys):
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -61,21 +72,15 @@ def spark_read(args, keys):
         if want:
             kdf = spark.createDataFrame([(int(p), int(o)) for p, o in want], "kp INT, ko BIGINT")
             sel = df.join(F.broadcast(kdf), (df.kafka_partition == kdf.kp) & (df.kafka_offset == kdf.ko)).select(*df.columns)
-            cols, binary = [], []
+            cols = []
             for f in df.schema.fields:
                 if isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType)):
                     cols.append(F.unix_micros(F.col(f.name)).alias(f.name))
                 else:
-                    # binary comes back as bytearray; Spark's base64() would wrap lines
+                    # binary comes back as bytearray, also inside kafka_headers'
+                    # structs; Spark's base64() would wrap lines
                     cols.append(F.col(f.name))
-                    if isinstance(f.dataType, T.BinaryType):
-                        binary.append(f.name)
-            res["rows"] = []
-            for r in sel.select(*cols).collect():
-                d = r.asDict()
-                for b in binary:
-                    d[b] = b64(d[b])
-                res["rows"].append(d)
+            res["rows"] = [jsonable(r.asDict(recursive=True)) for r in sel.select(*cols).collect()]
         lap(f"rows of {ident}")
         if args.snapshots:
             res["snapshots"] = [
@@ -137,10 +142,9 @@ def pyiceberg_read(args, keys):
                     if f.type.unit == "ns":
                         v = [x // 1000 if x is not None else None for x in v]
                     cols[f.name] = v
-                elif pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type):
-                    cols[f.name] = [b64(x) for x in col.to_pylist()]
                 else:
-                    cols[f.name] = col.to_pylist()
+                    # binary as base64, also inside kafka_headers' structs
+                    cols[f.name] = [jsonable(x) for x in col.to_pylist()]
             res["rows"] = [dict(zip(cols.keys(), vals)) for vals in zip(*cols.values())] if cols else []
         if args.snapshots:
             res["snapshots"] = [
