@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // NewFlagSet returns a flag set that already holds Beam's own flags
@@ -51,7 +52,11 @@ func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
 		}
 		if m := badValue.FindStringSubmatch(err.Error()); m != nil {
 			// The flag package says `invalid value "abc" for flag -x: parse
-			// error`; name the flag as it is written, first.
+			// error`; name the flag as it is written, first, and what it
+			// wants when the flag package only says "parse error".
+			if w := wants(fs.Lookup(m[2])); w != "" {
+				return fmt.Errorf("--%s=%s: %s", m[2], m[1], w)
+			}
 			return fmt.Errorf("--%s=%s: %s", m[2], m[1], m[3])
 		}
 		return errors.New(strings.ReplaceAll(err.Error(), "flag provided but not defined: -", "unknown flag --"))
@@ -71,11 +76,37 @@ func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
 			// fs.Set, not f.Value.Set: a flag set from the environment is
 			// set, for fs.Visit, as one given on the command line is.
 			if e := fs.Set(f.Name, v); e != nil {
+				if w := wants(f); w != "" {
+					e = errors.New(w)
+				}
 				err = fmt.Errorf("invalid value %q for --%s from $%s: %v", v, f.Name, env, e)
 			}
 		}
 	})
 	return err
+}
+
+// wants says what kind of value f takes, for the message about a value it
+// could not parse; "" when its type says nothing more than its own error.
+func wants(f *flag.Flag) string {
+	if f == nil {
+		return ""
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return ""
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return "want a duration such as 10s, 1m30s or 2h"
+	case bool:
+		return "want true or false"
+	case int, int64, uint, uint64:
+		return "want a whole number"
+	case float64:
+		return "want a number"
+	}
+	return ""
 }
 
 // EnvName is the environment variable that sets a flag: HAADE_<NAME>.

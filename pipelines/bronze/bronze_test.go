@@ -403,6 +403,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--runner=flink"}, "--endpoint"},
 		{[]string{"--commit-interval=7s"}, "--commit-interval"},
 		{[]string{"--commit-interval=soon"}, "commit-interval"},
+		{[]string{"--commit-interval=ten"}, "--commit-interval=ten: want a duration such as 10s"},
 		{[]string{"--start=middle"}, "--start"},
 		{[]string{"--catalog=hive"}, "--catalog"},
 		{[]string{"--catalog-uri=mysql://x"}, "--catalog-uri"},

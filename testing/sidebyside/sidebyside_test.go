@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/haade/haade/testing/stats"
 )
 
 func TestParseArgsRejectsBadFlags(t *testing.T) {
@@ -258,11 +257,14 @@ func TestVersionsReadsThePins(t *testing.T) {
 	}
 }
 
-// TestCoresMedian meters a shell that spins on one core for three seconds
-// and then sleeps for one: the median second holds about one core busy
-// (never two: it has one thread), though CPU over wall time is lower.
-func TestCoresMedian(t *testing.T) {
-	cmd := exec.Command("sh", "-c", `timeout 3 sh -c 'while :; do :; done'; sleep 1`)
+// TestCoresBySecondAddUp meters a shell that spins on one core for two
+// seconds, then sleeps. Whatever else loads the machine, the cores of its
+// whole seconds add up to the CPU time the kernel charged it, no second
+// holds more than one core (it has one thread), and the machine's cores
+// include its own. TestCoresMedian, which needs an idle core to find about
+// one in the median second, is behind the idlecore tag: CI runs it alone.
+func TestCoresBySecondAddUp(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `timeout 2 sh -c 'while :; do :; done'; sleep 1.2`)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -271,26 +273,23 @@ func TestCoresMedian(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Stop()
-	got := stats.Median(m.coresBySecond())
-	if got < 0.5 || got > 1.1 {
-		t.Errorf("cores in the median second %.2f: want about one", got)
-	}
-	// Three or four whole seconds (the sleep's is cut when its last sample
-	// comes a little before a whole second has passed): the spin's two first
-	// hold about one core each, and a fourth, the sleep's, about none.
+	charged := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	by := m.coresBySecond()
-	if len(by) < 3 || len(by) > 4 {
-		t.Fatalf("cores by second %v: want 3 or 4 seconds", by)
+	if len(by) < 2 {
+		t.Fatalf("cores by second %v: want at least the spin's two seconds", by)
 	}
-	for _, c := range by[:2] {
-		if c < 0.5 || c > 1.1 {
-			t.Errorf("cores by second %v: a second of the spin has %.2f cores, want about one", by, c)
+	sum := 0.0
+	for i, c := range by {
+		if c < 0 || c > 1.1 {
+			t.Errorf("second %d of %v: %.2f cores, want at most one", i, by, c)
 		}
+		sum += c
 	}
-	if len(by) == 4 && by[3] > 0.5 {
-		t.Errorf("cores by second %v: the sleep's second has %.2f cores, want about none", by, by[3])
+	// The meter samples every 50 ms: a process's CPU after its last sample
+	// is not seen, and the last, partial second is left out.
+	if sum < charged-0.25 || sum > charged+0.05 {
+		t.Errorf("cores by second %v add up to %.2f s; the kernel charged the tree %.2f s", by, sum, charged)
 	}
-	// The machine's cores include the spin's, and never pass the machine.
 	mach := m.machineCoresBySecond()
 	if len(mach) != len(by) {
 		t.Fatalf("machine cores by second %v, the tree's %v: want as many seconds", mach, by)
