@@ -142,8 +142,14 @@ def pyiceberg_read(args, keys):
                     if f.type.unit == "ns":
                         v = [x // 1000 if x is not None else None for x in v]
                     cols[f.name] = v
+                elif pa.types.is_list(f.type) or pa.types.is_large_list(f.type):
+                    # pyiceberg's scan reads a null list as [] (checked: pyarrow
+                    # reads the same Parquet file's value as null, and so does
+                    # Spark); HAADE never writes an empty list (no headers is
+                    # null), so [] here is a null.
+                    cols[f.name] = [None if x == [] else jsonable(x) for x in col.to_pylist()]
                 else:
-                    # binary as base64, also inside kafka_headers' structs
+                    # binary as base64
                     cols[f.name] = [jsonable(x) for x in col.to_pylist()]
             res["rows"] = [dict(zip(cols.keys(), vals)) for vals in zip(*cols.values())] if cols else []
         if args.snapshots:
