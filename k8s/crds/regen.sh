@@ -83,6 +83,9 @@ mkdir -p "$work/run"
 keep "$work/run/META-INF/fabric8/flinkdeployments.flink.apache.org-v1.yml" \
   "org.apache.flink:flink-kubernetes-operator-api:$FLINK_OPERATOR_RUN META-INF/fabric8/flinkdeployments.flink.apache.org-v1.yml" \
   ../operators/flink/crd-flinkdeployments.yaml
+keep "$work/run/META-INF/fabric8/flinksessionjobs.flink.apache.org-v1.yml" \
+  "org.apache.flink:flink-kubernetes-operator-api:$FLINK_OPERATOR_RUN META-INF/fabric8/flinksessionjobs.flink.apache.org-v1.yml" \
+  ../operators/flink/crd-flinksessionjobs.yaml
 
 # gomod MODULE VERSION: unpack a module zip from the Go module proxy into
 # $work/MODULE@VERSION. Fetched directly, not with `go mod download`: Argo

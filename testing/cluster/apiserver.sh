@@ -241,6 +241,7 @@ start_apiserver() {
 		--tls-cert-file="$PKI/server.crt" --tls-private-key-file="$PKI/server.key" \
 		--client-ca-file="$PKI/ca.crt" --anonymous-auth=false \
 		--kubelet-client-certificate="$PKI/admin.crt" --kubelet-client-key="$PKI/admin.key" \
+		--kubelet-preferred-address-types=InternalIP \
 		--authorization-mode=RBAC \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \

@@ -59,6 +59,10 @@ BIN_DIR="$BUILD_DIR/bin"
 RUN_DIR="$HAADE_RUN/k8s-apiserver"
 PKI="$RUN_DIR/pki"
 NODE_DIR="$HAADE_RUN/k8s-node"
+# containerd's content and snapshots, and what load put there, outlive a run: loading the
+# project's images into a new node took 80-90 s each on this machine (podman save, then
+# ctr import), so a warm run finds them there and loads nothing.
+IMAGE_STORE="${NODE_IMAGE_STORE:-$HAADE_CACHE/k8s-node/containerd}"
 NODE_NAME="${NODE_NAME:-haade-node}"
 NODE_NETNS="${NODE_NETNS:-}"
 NODE_IP=10.200.0.1
@@ -177,10 +181,10 @@ install() {
 }
 
 write_configs() {
-	mkdir -p "$NODE_DIR"/{containerd/root,containerd/state,cni,kubelet,manifests}
+	mkdir -p "$NODE_DIR"/{containerd/state,cni,kubelet,manifests} "$IMAGE_STORE/root"
 	cat >"$NODE_DIR/containerd.toml" <<EOF
 version = 2
-root = "$NODE_DIR/containerd/root"
+root = "$IMAGE_STORE/root"
 state = "$NODE_DIR/containerd/state"
 [grpc]
   address = "$NODE_DIR/containerd.sock"
@@ -227,7 +231,8 @@ evictionHard:
   nodefs.available: 2%
   imagefs.available: 2%
 EOF
-	cat >"$NODE_DIR/kube-proxy.yaml" <<EOF
+	# Replaced only when it changes: kube-proxy exits when its configuration file is rewritten.
+	cat >"$NODE_DIR/kube-proxy.yaml.new" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection:
@@ -245,6 +250,11 @@ conntrack:
   tcpEstablishedTimeout: 0s
   tcpCloseWaitTimeout: 0s
 EOF
+	if cmp -s "$NODE_DIR/kube-proxy.yaml.new" "$NODE_DIR/kube-proxy.yaml"; then
+		rm "$NODE_DIR/kube-proxy.yaml.new"
+	else
+		mv "$NODE_DIR/kube-proxy.yaml.new" "$NODE_DIR/kube-proxy.yaml"
+	fi
 	cat >"$NODE_DIR/Corefile" <<EOF
 .:53 {
     bind $NODE_IP
@@ -265,8 +275,10 @@ EOF
 	echo 1 >"$NODE_DIR/sysctl/overcommit_memory"
 	cat >"$NODE_DIR/kubelet-wrap.sh" <<EOF
 #!/bin/bash
-# Run by unshare -m: these bind mounts exist in the kubelet's mount namespace only.
+# Run by unshare -m: these bind mounts exist in the kubelet's mount namespace only (/proc
+# is private there, so they never propagate back to the host's).
 set -e
+mount --make-rprivate /proc
 mount --bind $NODE_DIR/sysctl/panic /proc/sys/kernel/panic
 mount --bind $NODE_DIR/sysctl/panic_on_oops /proc/sys/kernel/panic_on_oops
 mount --bind $NODE_DIR/sysctl/overcommit_memory /proc/sys/vm/overcommit_memory
@@ -308,7 +320,14 @@ start() {
 	wait_until coredns 60 "CoreDNS ready" "${IN_NS[@]}" curl -fsS -o /dev/null --max-time 2 http://127.0.0.1:8181/ready
 	# A Node left from an earlier run would look Ready before this kubelet has said anything.
 	is_running kubelet || kctl delete node "$NODE_NAME" --ignore-not-found >/dev/null
-	is_running kubelet || spawn kubelet "${IN_NS[@]}" unshare -m --propagation slave "$NODE_DIR/kubelet-wrap.sh" \
+	# The kubelet's root is a shared mount, and the kubelet's mount namespace keeps it shared
+	# (--propagation unchanged): the tmpfs it mounts there for Secret, ConfigMap and projected
+	# volumes propagate to the host's namespace, where containerd bind-mounts them into the
+	# containers. Without that, those volumes were empty directories in every container.
+	mkdir -p "$NODE_DIR/kubelet"
+	mountpoint -q "$NODE_DIR/kubelet" || mount --bind "$NODE_DIR/kubelet" "$NODE_DIR/kubelet"
+	mount --make-rshared "$NODE_DIR/kubelet"
+	is_running kubelet || spawn kubelet "${IN_NS[@]}" unshare -m --propagation unchanged "$NODE_DIR/kubelet-wrap.sh" \
 		"$BIN_DIR/kubelet" --config="$NODE_DIR/kubelet.yaml" \
 		--kubeconfig="$KC" --root-dir="$NODE_DIR/kubelet" --cert-dir="$NODE_DIR/kubelet/pki" \
 		--hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --v=2
@@ -408,11 +427,11 @@ EOF
 # loaded before with the same podman id is skipped.
 load() {
 	local img id mark t0
-	mkdir -p "$NODE_DIR/loaded"
+	mkdir -p "$IMAGE_STORE/loaded"
 	for img in "$@"; do
 		id=$(podman image inspect --format '{{.Id}}' "$img" 2>/dev/null) ||
 			die "podman has no image $img (testing/cluster/images.sh build)"
-		mark="$NODE_DIR/loaded/$(printf '%s' "$img" | tr '/:' '__')"
+		mark="$IMAGE_STORE/loaded/$(printf '%s' "$img" | tr '/:' '__')"
 		if [[ "$(cat "$mark" 2>/dev/null)" == "$id" ]] && ctr_ images ls -q "name==$img" | grep -q .; then
 			continue
 		fi
@@ -452,7 +471,7 @@ stop() {
 		for c in $(ctr_ containers ls -q 2>/dev/null); do ctr_ tasks rm -f "$c" >/dev/null 2>&1 || true; ctr_ containers rm "$c" || true; done
 	fi
 	stop_pid containerd 30
-	if mountpoint -q "$NODE_DIR/kubelet"; then umount "$NODE_DIR/kubelet"; fi
+	if mountpoint -q "$NODE_DIR/kubelet"; then umount -R "$NODE_DIR/kubelet"; fi
 	# The CNI plugins keep their per-container results there; empty once the pods are gone.
 	rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null || true
 	for d in /sys/fs/cgroup/*/kubepods; do

@@ -389,11 +389,12 @@ func TestClusterBronze(t *testing.T) {
 	// overlay's PodMonitor and PrometheusRule need, and the operator's CRD; then
 	// the Kafka Secrets (the component's secrets.sh) and the overlay, server-side.
 	for _, f := range []string{"k8s/crds/prometheus-podmonitors.yaml", "k8s/crds/prometheus-prometheusrules.yaml",
-		"k8s/crds/prometheus-servicemonitors.yaml", "k8s/operators/flink/crd-flinkdeployments.yaml"} {
+		"k8s/crds/prometheus-servicemonitors.yaml", "k8s/operators/flink/crd-flinkdeployments.yaml",
+		"k8s/operators/flink/crd-flinksessionjobs.yaml"} {
 		k.must(2*time.Minute, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(root, f))
 	}
 	k.must(2*time.Minute, "wait", "--for=condition=Established", "--timeout=90s",
-		"crd/flinkdeployments.flink.apache.org", "crd/podmonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com")
+		"crd/flinkdeployments.flink.apache.org", "crd/flinksessionjobs.flink.apache.org", "crd/podmonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com")
 	secrets := exec.Command(filepath.Join(root, "k8s/components/kafka-without-strimzi/secrets.sh"))
 	secrets.Env = append(os.Environ(), "KUBECTL="+k.bin)
 	if out, err := secrets.CombinedOutput(); err != nil {

@@ -56,7 +56,8 @@ if ! exists lakehouse kafka-cluster-ca-cert; then
 fi
 
 if ! exists kafka kafka-users; then
-  for u in admin bronze producer; do openssl rand -hex 24 >"$work/$u"; done
+  # No newline: a password is its file's whole content.
+  for u in admin bronze producer; do openssl rand -hex 24 | tr -d '\n' >"$work/$u"; done
   kc -n kafka create secret generic kafka-users --from-file=admin="$work/admin" \
     --from-file=bronze="$work/bronze" --from-file=producer="$work/producer" >/dev/null
   echo "secrets.sh: made the SCRAM passwords of admin, bronze and producer"
