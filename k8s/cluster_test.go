@@ -111,11 +111,12 @@ func (c *cluster) checkRequiredObjects() {
 }
 
 // thirdPartyWithoutDigest are images pinned by tag only, and why.
-var thirdPartyWithoutDigest = map[string]string{
-	"apache/beam_flink1.20_job_server:2.77.0": "no published digest could be looked up without a registry; pinned to the Go SDK's Beam version",
-}
+var thirdPartyWithoutDigest = map[string]string{}
 
-var ourImage = regexp.MustCompile(`^(haade|ghcr\.io/haade/haade:[\w.-]+)$`)
+// ourImage matches the images the project builds (the Dockerfile's haade, and
+// testing/cluster/images' Flink, job server, Kafka and Flink operator images),
+// which Skaffold or an overlay tags per build.
+var ourImage = regexp.MustCompile(`^((ghcr\.io/haade/)?haade(-flink|-jobserver|-kafka|-flink-operator)?(:[\w.-]+)?)$`)
 
 func (c *cluster) checkPods() {
 	for _, p := range c.pods {

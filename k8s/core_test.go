@@ -3,6 +3,7 @@ package k8s_test
 import (
 	"errors"
 	"fmt"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -30,6 +31,8 @@ var coreTypes = map[string]func() any{
 	"networking.k8s.io/v1/NetworkPolicy":       func() any { return &networkingv1.NetworkPolicy{} },
 	"rbac.authorization.k8s.io/v1/Role":        func() any { return &rbacv1.Role{} },
 	"rbac.authorization.k8s.io/v1/RoleBinding": func() any { return &rbacv1.RoleBinding{} },
+	// The Flink operator's own CRD, which k8s/operators/flink installs.
+	"apiextensions.k8s.io/v1/CustomResourceDefinition": func() any { return &apiextensionsv1.CustomResourceDefinition{} },
 }
 
 // decodeStrict decodes raw YAML into v as the API server's strict field
@@ -68,8 +71,11 @@ func decodeKustomization(o object) (*types.Kustomization, error) {
 	if err := decodeStrict(o.Raw, &k); err != nil {
 		return nil, fmt.Errorf("%s: strict decode as Kustomization: %w", o.Source, err)
 	}
-	if k.Kind != "Kustomization" || k.APIVersion != "kustomize.config.k8s.io/v1beta1" {
-		return nil, fmt.Errorf("%s: want kustomize.config.k8s.io/v1beta1 Kustomization, got %s %s", o.Source, k.APIVersion, k.Kind)
+	switch {
+	case k.Kind == "Kustomization" && k.APIVersion == "kustomize.config.k8s.io/v1beta1":
+	case k.Kind == "Component" && k.APIVersion == "kustomize.config.k8s.io/v1alpha1":
+	default:
+		return nil, fmt.Errorf("%s: want kustomize.config.k8s.io/v1beta1 Kustomization or v1alpha1 Component, got %s %s", o.Source, k.APIVersion, k.Kind)
 	}
 	return &k, nil
 }

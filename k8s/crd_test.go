@@ -48,12 +48,14 @@ func validate(o object) []string {
 	if err != nil {
 		return append(errs, err.Error())
 	}
-	s, ok := all[o.gvk()]
+	ss, ok := all[o.gvk()]
 	if !ok {
 		return append(errs, fmt.Sprintf("%s: unexpected %s: add it to coreTypes, or vendor its CRD in k8s/crds/regen.sh", o.id(), o.gvk()))
 	}
-	for _, e := range validateCustomResource(o, s) {
-		errs = append(errs, fmt.Sprintf("%s: %s schema: %s", o.id(), s.file, e))
+	for _, s := range ss {
+		for _, e := range validateCustomResource(o, s) {
+			errs = append(errs, fmt.Sprintf("%s: %s schema: %s", o.id(), s.file, e))
+		}
 	}
 	if check := crdChecks[o.gvk()]; check != nil {
 		for _, e := range check(o) {
@@ -131,6 +133,30 @@ func checkKafkaTopic(o object) []string {
 // Flink operator support.
 var flinkVersions = map[string]string{"v1_19": "1.19", "v1_20": "1.20", "v2_0": "2.0", "v2_1": "2.1"}
 
+// projectFlinkImage matches the project's own Flink image (haade-flink, built
+// from testing/cluster/images/flink), with whatever registry and tag an
+// overlay gives it; its Flink version is the one its Containerfile installs.
+var projectFlinkImage = regexp.MustCompile(`^([\w.:/-]+/)?haade-flink(:[\w.-]+)?$`)
+
+// flinkImageVersion returns the Flink version x.y.z of image: from a public
+// image's tag (flink:1.20.3-...), or from the project's Containerfile.
+func flinkImageVersion(image string) string {
+	if projectFlinkImage.MatchString(image) {
+		b, err := os.ReadFile(filepath.Join(appRoot, "testing", "cluster", "images", "flink", "Containerfile"))
+		if err != nil {
+			return ""
+		}
+		if m := regexp.MustCompile(`Apache Flink (\d+\.\d+\.\d+)`).FindSubmatch(b); m != nil {
+			return string(m[1])
+		}
+		return ""
+	}
+	if m := regexp.MustCompile(`:(\d+\.\d+\.\d+)`).FindStringSubmatch(image); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 func checkFlinkDeployment(o object) []string {
 	var errs []string
 	spec := mapAt(o.Map, "spec")
@@ -141,7 +167,7 @@ func checkFlinkDeployment(o object) []string {
 	version := flinkVersions[str(spec, "flinkVersion")]
 	if version == "" {
 		errs = append(errs, fmt.Sprintf("spec.flinkVersion %q: want one of v1_19, v1_20, v2_0, v2_1", str(spec, "flinkVersion")))
-	} else if !strings.Contains(image, ":"+version+".") {
+	} else if !strings.HasPrefix(flinkImageVersion(image), version+".") {
 		errs = append(errs, fmt.Sprintf("spec.image %q is not Flink %s", image, version))
 	}
 	if str(spec, "serviceAccount") == "" {
@@ -191,7 +217,7 @@ func checkFlinkDeployment(o object) []string {
 				}
 				if !regexp.MustCompile(`(^|;)flink-s3-fs-presto-` + regexp.QuoteMeta(version) + `\.\d+\.jar($|;)`).MatchString(plugins) {
 					errs = append(errs, fmt.Sprintf("%s: flink-main-container: ENABLE_BUILT_IN_PLUGINS %q: want flink-s3-fs-presto-%s.x.jar", p.Where, plugins, version))
-				} else if !strings.Contains(image, ":"+strings.TrimSuffix(strings.TrimPrefix(plugins, "flink-s3-fs-presto-"), ".jar")+"-") {
+				} else if flinkImageVersion(image) != strings.TrimSuffix(strings.TrimPrefix(plugins, "flink-s3-fs-presto-"), ".jar") {
 					errs = append(errs, fmt.Sprintf("%s: plugin %s is not the image's Flink version (%s)", p.Where, plugins, image))
 				}
 			case strings.Join(c.Command, " ") == "/opt/haade/boot" && strings.Join(c.Args, " ") == "--worker_pool":

@@ -38,18 +38,21 @@ type crdSchema struct {
 
 var (
 	crdOnce    sync.Once
-	crdSchemas map[string]*crdSchema // by "group/version/Kind"
+	crdSchemas map[string][]*crdSchema // by "group/version/Kind": one per vendored CRD that serves it
 	crdErr     error
 )
 
-// loadSchemas loads k8s/crds/*.yaml once: the operators' real CRDs,
-// vendored by k8s/crds/regen.sh.
-func loadSchemas() (map[string]*crdSchema, error) {
-	crdOnce.Do(func() { crdSchemas, crdErr = loadCRDs(filepath.Join(appRoot, "k8s", "crds")) })
+// loadSchemas loads k8s/crds/*.yaml and k8s/operators/*/crd-*.yaml once: the
+// operators' real CRDs, vendored by k8s/crds/regen.sh.
+func loadSchemas() (map[string][]*crdSchema, error) {
+	crdOnce.Do(func() {
+		crdSchemas, crdErr = loadCRDs(filepath.Join(appRoot, "k8s", "crds", "*.yaml"),
+			filepath.Join(appRoot, "k8s", "operators", "*", "crd-*.yaml"))
+	})
 	return crdSchemas, crdErr
 }
 
-func schemas(t testing.TB) map[string]*crdSchema {
+func schemas(t testing.TB) map[string][]*crdSchema {
 	t.Helper()
 	s, err := loadSchemas()
 	if err != nil {
@@ -58,15 +61,23 @@ func schemas(t testing.TB) map[string]*crdSchema {
 	return s
 }
 
-func loadCRDs(dir string) (map[string]*crdSchema, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil {
-		return nil, err
+// loadCRDs loads every CRD the patterns match. Two files may serve the same
+// kind: the FlinkDeployment's CRD of the operator that runs here (1.7.0,
+// k8s/operators/flink) and of a newer release (k8s/crds); a resource must be
+// valid under each.
+func loadCRDs(patterns ...string) (map[string][]*crdSchema, error) {
+	var files []string
+	for _, p := range patterns {
+		m, err := filepath.Glob(p)
+		if err != nil {
+			return nil, err
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("no CRDs match %s: run k8s/crds/regen.sh", p)
+		}
+		files = append(files, m...)
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no CRDs in %s: run k8s/crds/regen.sh", dir)
-	}
-	out := map[string]*crdSchema{}
+	out := map[string][]*crdSchema{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -105,13 +116,13 @@ func loadCRDs(dir string) (map[string]*crdSchema, error) {
 				return nil, fmt.Errorf("%s %s: %v", f, v.Name, err)
 			}
 			gvk := crd.Spec.Group + "/" + v.Name + "/" + crd.Spec.Names.Kind
-			out[gvk] = &crdSchema{
+			out[gvk] = append(out[gvk], &crdSchema{
 				file:       filepath.Base(f),
 				namespaced: crd.Spec.Scope == apiextensions.NamespaceScoped,
 				structural: s,
 				validator:  validator,
 				cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
-			}
+			})
 		}
 	}
 	return out, nil
@@ -173,8 +184,10 @@ func TestCRDsVendored(t *testing.T) {
 		}
 	}
 	var names []string
-	for gvk, c := range s {
-		names = append(names, gvk+" ("+c.file+")")
+	for gvk, cs := range s {
+		for _, c := range cs {
+			names = append(names, gvk+" ("+c.file+")")
+		}
 	}
 	sort.Strings(names)
 	t.Logf("%d served versions: %s", len(names), strings.Join(names, ", "))

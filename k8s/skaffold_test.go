@@ -47,6 +47,12 @@ type skaffoldPipeline struct {
 			Docker  *struct {
 				Dockerfile string `json:"dockerfile,omitempty"`
 			} `json:"docker,omitempty"`
+			Custom *struct {
+				BuildCommand string `json:"buildCommand,omitempty"`
+				Dependencies *struct {
+					Paths []string `json:"paths,omitempty"`
+				} `json:"dependencies,omitempty"`
+			} `json:"custom,omitempty"`
 		} `json:"artifacts,omitempty"`
 	} `json:"build,omitempty"`
 	Manifests *struct {
@@ -117,10 +123,21 @@ func TestSkaffold(t *testing.T) {
 		images := map[string]bool{}
 		for _, a := range p.Build.Artifacts {
 			images[a.Image] = true
-			if a.Docker == nil || a.Docker.Dockerfile == "" {
-				t.Errorf("profile %q: artifact %s: no docker.dockerfile", profile, a.Image)
-			} else if _, err := os.Stat(filepath.Join(repoRoot(t), a.Context, a.Docker.Dockerfile)); err != nil {
-				t.Errorf("profile %q: artifact %s: %v", profile, a.Image, err)
+			switch {
+			case a.Docker != nil && a.Docker.Dockerfile != "":
+				if _, err := os.Stat(filepath.Join(repoRoot(t), a.Context, a.Docker.Dockerfile)); err != nil {
+					t.Errorf("profile %q: artifact %s: %v", profile, a.Image, err)
+				}
+			case a.Custom != nil && a.Custom.BuildCommand != "":
+				// testing/cluster/images.sh skaffold NAME: the script and its image exist.
+				f := strings.Fields(a.Custom.BuildCommand)
+				if len(f) != 3 || f[0] != "testing/cluster/images.sh" || f[1] != "skaffold" {
+					t.Errorf("profile %q: artifact %s: buildCommand %q: want testing/cluster/images.sh skaffold NAME", profile, a.Image, a.Custom.BuildCommand)
+				} else if _, err := os.Stat(filepath.Join(repoRoot(t), "testing/cluster/images", f[2], "Containerfile")); err != nil {
+					t.Errorf("profile %q: artifact %s: %v", profile, a.Image, err)
+				}
+			default:
+				t.Errorf("profile %q: artifact %s: neither docker.dockerfile nor custom.buildCommand", profile, a.Image)
 			}
 		}
 		ours := false

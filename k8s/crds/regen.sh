@@ -5,6 +5,10 @@
 #                          generated with the Temurin 25 JDK (the api jar holds no YAML)
 #   Flink operator 1.10.0  org.apache.flink:flink-kubernetes-operator-api (Maven Central),
 #                          META-INF/fabric8/*-v1.yml
+#   Flink operator 1.7.0   the same jar of the release that runs here (the newest operator on
+#                          Maven Central): k8s/operators/flink/crd-flinkdeployments.yaml,
+#                          the CRD k8s/operators/flink installs; the FlinkDeployment must be
+#                          valid under both
 #   prometheus-operator    Go module v0.85.0, example/prometheus-operator-crd/
 #   Argo CD                Go module github.com/argoproj/argo-cd/v3 v3.6.1, manifests/crds/
 #   External Secrets       Go module v1.3.2, config/crds/bases/
@@ -19,6 +23,7 @@ out=$PWD
 
 STRIMZI=1.2.0
 FLINK_OPERATOR=1.10.0
+FLINK_OPERATOR_RUN=1.7.0
 PROMETHEUS_OPERATOR=v0.85.0
 ARGOCD=v3.6.1
 EXTERNAL_SECRETS=v1.3.2
@@ -47,7 +52,17 @@ cat >"$work/pom.xml" <<POM
   </dependencies>
 </project>
 POM
+cat >"$work/pom-run.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+  <groupId>haade</groupId><artifactId>crds-run</artifactId><version>1</version>
+  <dependencies>
+    <dependency><groupId>org.apache.flink</groupId><artifactId>flink-kubernetes-operator-api</artifactId><version>$FLINK_OPERATOR_RUN</version>
+      <exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion></exclusions></dependency>
+  </dependencies>
+</project>
+POM
 (cd "$work" && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib)
+(cd "$work" && mvn -q -B -f pom-run.xml dependency:copy-dependencies -DoutputDirectory=lib-run)
 mkdir -p "$work/strimzi"
 "$JAVA_HOME/bin/java" -cp "$work/lib/*" io.strimzi.crdgenerator.CrdGenerator \
   --yaml --crd-api-version v1 --api-versions v1 --storage-version v1 \
@@ -63,6 +78,14 @@ done
 keep "$work/META-INF/fabric8/flinkdeployments.flink.apache.org-v1.yml" \
   "org.apache.flink:flink-kubernetes-operator-api:$FLINK_OPERATOR META-INF/fabric8/flinkdeployments.flink.apache.org-v1.yml" \
   flink-flinkdeployments.yaml
+mkdir -p "$work/run"
+(cd "$work/run" && unzip -q -o "../lib-run/flink-kubernetes-operator-api-$FLINK_OPERATOR_RUN.jar" 'META-INF/fabric8/*')
+keep "$work/run/META-INF/fabric8/flinkdeployments.flink.apache.org-v1.yml" \
+  "org.apache.flink:flink-kubernetes-operator-api:$FLINK_OPERATOR_RUN META-INF/fabric8/flinkdeployments.flink.apache.org-v1.yml" \
+  ../operators/flink/crd-flinkdeployments.yaml
+keep "$work/run/META-INF/fabric8/flinksessionjobs.flink.apache.org-v1.yml" \
+  "org.apache.flink:flink-kubernetes-operator-api:$FLINK_OPERATOR_RUN META-INF/fabric8/flinksessionjobs.flink.apache.org-v1.yml" \
+  ../operators/flink/crd-flinksessionjobs.yaml
 
 # gomod MODULE VERSION: unpack a module zip from the Go module proxy into
 # $work/MODULE@VERSION. Fetched directly, not with `go mod download`: Argo

@@ -31,6 +31,10 @@ K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
 NICE=(nice -n 19)
 APISERVER_HOST=127.0.0.1
+# The address the server also listens on and advertises as the kubernetes Service's endpoint.
+# Empty (the default): 127.0.0.1 only. testing/cluster/node.sh sets the node's address
+# (10.200.0.1, inside its own network namespace), so that pods reach the API server.
+APISERVER_ADVERTISE="${APISERVER_ADVERTISE:-}"
 APISERVER_PORT="${APISERVER_PORT:-6443}"
 ETCD_PORT="${ETCD_PORT:-2379}"
 ETCD_PEER_PORT="${ETCD_PEER_PORT:-2380}"
@@ -152,7 +156,7 @@ make_pki() {
 		cd "$tmp"
 		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 -subj "/CN=haade-test-ca"
 		printf '%s\n' 'basicConstraints=CA:FALSE' 'keyUsage=digitalSignature,keyEncipherment' 'extendedKeyUsage=serverAuth' \
-			'subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local' \
+			'subjectAltName=IP:127.0.0.1,IP:10.96.0.1,IP:10.200.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local' \
 			>server.ext
 		openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=kube-apiserver"
 		openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 3650 -extfile server.ext
@@ -223,13 +227,21 @@ start_apiserver() {
 		return 0
 	fi
 	ensure_port_free kube-apiserver "$APISERVER_HOST" "$APISERVER_PORT"
-	log "starting kube-apiserver $K8S_VERSION on $SERVER_URL"
+	local bind="$APISERVER_HOST" advertise="$APISERVER_HOST"
+	if [[ -n "$APISERVER_ADVERTISE" ]]; then
+		# Every address of the network namespace it runs in: loopback for the node's own
+		# processes, the node's address for pods (through the kubernetes Service).
+		bind=0.0.0.0 advertise="$APISERVER_ADVERTISE"
+	fi
+	log "starting kube-apiserver $K8S_VERSION on $SERVER_URL (advertised as $advertise)"
 	spawn kube-apiserver "$BIN_DIR/kube-apiserver" \
-		--bind-address="$APISERVER_HOST" --advertise-address="$APISERVER_HOST" --secure-port="$APISERVER_PORT" \
+		--bind-address="$bind" --advertise-address="$advertise" --secure-port="$APISERVER_PORT" \
 		--etcd-servers="http://127.0.0.1:$ETCD_PORT" \
 		--cert-dir="$RUN_DIR/certs" \
 		--tls-cert-file="$PKI/server.crt" --tls-private-key-file="$PKI/server.key" \
 		--client-ca-file="$PKI/ca.crt" --anonymous-auth=false \
+		--kubelet-client-certificate="$PKI/admin.crt" --kubelet-client-key="$PKI/admin.key" \
+		--kubelet-preferred-address-types=InternalIP \
 		--authorization-mode=RBAC \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \

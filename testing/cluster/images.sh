@@ -9,9 +9,10 @@
 #                        build every image, or the bases and those parts
 #                        (cached: an image whose inputs did not change is not
 #                        rebuilt)
-#   images.sh check      run each image as its manifest does (non-root,
-#                        read-only root file system, its ports) and check it
 #   images.sh list       print the images and their tags
+#   images.sh skaffold flink|jobserver|flink-operator|kafka
+#                        Skaffold's custom builder: builds that image, tags it
+#                        $IMAGE, and pushes it when $PUSH_IMAGE is true
 #
 # Images (all localhost/, tag dev):
 #   debian:bookworm   debootstrap --variant=minbase bookworm, imported
@@ -23,7 +24,10 @@
 #   haade-kafka       Apache Kafka (testing/services/kafka.sh's jars), KRaft, one combined node
 #   haade-postgres    Debian's PostgreSQL 15, with the official image's variables
 #   haade-jobserver   Beam 2.62.0's Flink 1.19 job server (testing/services/flink.sh's jars)
-#   haade-flink       Flink 1.19.0 from PyPI (testing/services/flinkcluster.sh) on Debian's JRE
+#   haade-flink       Flink 1.19.0 from PyPI (testing/services/flinkcluster.sh) on Debian's JRE,
+#                     started by the Flink Kubernetes operator (native mode) or standalone
+#   haade-flink-operator
+#                     the Flink Kubernetes operator 1.7.0 from Maven Central on Debian's JRE
 #
 # Needs root, and the network for the first build (Debian's mirror, the Go
 # module proxy): run it outside any network namespace. Podman keeps the images
@@ -184,6 +188,8 @@ build_flink() {
 	# bytes every time, so the image stays cached.
 	"${JAR:-jar}" cfM "$ctx/haade-jobserver-main.jar" -C "$beam/patch" JobServerMain.class ||
 		die "could not pack JobServerMain.class into a jar"
+	cp "$beam/patch-sdfstate/haade-sdfstate.jar" "$ctx/" ||
+		die "no $beam/patch-sdfstate/haade-sdfstate.jar: testing/services/flink.sh install builds it"
 	build jobserver "$ctx"
 	rm -rf "$ctx"
 
@@ -200,6 +206,34 @@ build_flink() {
 	cp "$IMAGES/flink/entrypoint.sh" "$ctx/"
 	build flink "$ctx"
 	rm -rf "$ctx"
+
+	build_operator
+}
+
+# The Flink Kubernetes operator: its jars from Maven Central (cached), the image around them.
+OPERATOR_VERSION=1.7.0
+build_operator() {
+	local jars="$HAADE_CACHE/flink-operator/$OPERATOR_VERSION/jars"
+	with_lock "flink-operator-$OPERATOR_VERSION" fetch_operator "$jars"
+	ctx=$(mktemp -d)
+	cp -al "$jars" "$ctx/jars" 2>/dev/null || cp -a "$jars" "$ctx/jars"
+	rm -f "$ctx/jars/.complete"
+	cp "$IMAGES/flink-operator/entrypoint.sh" "$ctx/"
+	build flink-operator "$ctx"
+	rm -rf "$ctx"
+}
+
+fetch_operator() {
+	local jars="$1"
+	[[ -f "$jars/.complete" ]] && return 0
+	log "fetching the Flink Kubernetes operator $OPERATOR_VERSION's jars with Maven into $jars (once)"
+	rm -rf "$jars"
+	mkdir -p "$jars"
+	mvn_run "$LOG_DIR/flink-operator-fetch.log" -f "$IMAGES/flink-operator/pom.xml" -Doperator.version="$OPERATOR_VERSION" \
+		dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$jars"
+	[[ -f "$jars/flink-kubernetes-operator-$OPERATOR_VERSION.jar" ]] ||
+		die "Maven did not bring flink-kubernetes-operator-$OPERATOR_VERSION.jar"
+	touch "$jars/.complete"
 }
 
 # build_all [haade|services|flink...]: the bases, then the parts asked (all by default).
@@ -219,7 +253,17 @@ build_all() {
 case "${1:-}" in
 setup) setup ;;
 build) shift; build_all "$@" ;;
-check) exec "$ROOT/testing/cluster/check-images.sh" ;;
 list) podman images --filter reference='localhost/*' ;;
-*) echo "usage: $0 setup|build|check|list" >&2; exit 2 ;;
+skaffold)
+	name="${2:?usage: $0 skaffold flink|jobserver|flink-operator|kafka}"
+	: "${IMAGE:?images.sh skaffold runs under Skaffold, which sets IMAGE}"
+	case "$name" in
+	flink | jobserver | flink-operator) build_all flink ;;
+	kafka) build_all services ;;
+	*) die "skaffold: unknown image $name (flink, jobserver, flink-operator, kafka)" ;;
+	esac
+	podman tag "localhost/haade-$name:dev" "$IMAGE"
+	[[ "${PUSH_IMAGE:-false}" != true ]] || podman push "$IMAGE"
+	;;
+*) echo "usage: $0 setup|build|list" >&2; exit 2 ;;
 esac

@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# A bounded try at a single-node Kubernetes on this machine (issue 13, the stretch): Debian's
-# containerd and CNI plugins plus a kubelet, kube-controller-manager and kube-scheduler built
-# from the same k8s.io/kubernetes module as testing/cluster/apiserver.sh, against its server.
-# Not part of any CI step; k8s/README.md ("A single node: what was tried") says what happened.
+# A real single-node Kubernetes on this machine, CI's cluster tier (.ci/cluster): Debian's
+# containerd and CNI plugins, with kubelet, kube-proxy, kube-controller-manager and
+# kube-scheduler built from the same k8s.io/kubernetes module as testing/cluster/apiserver.sh,
+# against its server, and CoreDNS from the Go module proxy. k8s/README.md ("What runs for
+# real") gives the versions and timings.
 #
-#   node.sh install   apiserver.sh install, then build kubelet, kube-controller-manager and
-#                     kube-scheduler into the same cache, and the pause image; apt-get install
-#                     containerd and containernetworking-plugins (needs the network)
-#   node.sh start     apiserver.sh start, then containerd, kube-controller-manager,
-#                     kube-scheduler and kubelet; waits up to 120 s for the Node to be Ready
+#   node.sh install   apiserver.sh install, then build kubelet, kube-proxy,
+#                     kube-controller-manager, kube-scheduler and CoreDNS into the same cache,
+#                     and the pause image; apt-get install containerd, the CNI plugins,
+#                     iptables and conntrack (needs the network)
+#   node.sh start     apiserver.sh start (reachable from pods at the node's address), then
+#                     containerd, kube-controller-manager, kube-scheduler, kube-proxy
+#                     (iptables), CoreDNS (the Service kube-system/kube-dns, 10.96.0.10) and
+#                     kubelet; waits up to 120 s for the Node to be Ready; then the default
+#                     StorageClass "local" and its PersistentVolumes (static hostPath volumes
+#                     under the node's directory: no provisioner runs)
+#   node.sh load IMAGE...
+#                     copies podman's images into the node's containerd (the k8s.io
+#                     namespace), skipping those it loaded before with the same id
 #   node.sh smoke     a Deployment of 2 pause pods, scheduled and Running, then deleted
 #   node.sh stop      stop all four, remove the containers, the kubelet's mount and its
 #                     cgroups (apiserver.sh stop stops the server)
@@ -33,7 +42,10 @@
 #   - restrict_oom_score_adj in containerd: the pause container's oom_score_adj -998 needs
 #     CAP_SYS_RESOURCE, which this machine does not have;
 #   - a locally made pause image (no registry is reachable);
-#   - lower eviction thresholds: the shared disk is 88% full, over the default 85%.
+#   - lower eviction thresholds: the shared disk is 88% full, over the default 85%;
+#   - kube-proxy masquerades all Service traffic (masqueradeAll), so that a pod reaching a
+#     Service backed by a pod on the same bridge gets the reply back through the node, and
+#     leaves conntrack's limits as the machine has them (maxPerCore 0: it may not set them).
 set -euo pipefail
 SERVICE=node
 # shellcheck source=../services/lib.sh
@@ -47,6 +59,10 @@ BIN_DIR="$BUILD_DIR/bin"
 RUN_DIR="$HAADE_RUN/k8s-apiserver"
 PKI="$RUN_DIR/pki"
 NODE_DIR="$HAADE_RUN/k8s-node"
+# containerd's content and snapshots, and what load put there, outlive a run: loading the
+# project's images into a new node took 80-90 s each on this machine (podman save, then
+# ctr import), so a warm run finds them there and loads nothing.
+IMAGE_STORE="${NODE_IMAGE_STORE:-$HAADE_CACHE/k8s-node/containerd}"
 NODE_NAME="${NODE_NAME:-haade-node}"
 NODE_NETNS="${NODE_NETNS:-}"
 NODE_IP=10.200.0.1
@@ -54,6 +70,13 @@ IN_NS=(nsenter "--net=/var/run/netns/$NODE_NETNS")
 KC="$RUN_DIR/kubeconfig"
 NICE=(nice -n 19)
 PAUSE_IMAGE=registry.k8s.io/pause:3.10
+COREDNS_VERSION="${COREDNS_VERSION:-v1.15.0}"
+COREDNS_DIR="$HAADE_CACHE/k8s-apiserver/coredns-$COREDNS_VERSION"
+DNS_IP=10.96.0.10
+POD_CIDR=10.244.0.0/24
+# Static PersistentVolumes: this many, of PV_SIZE each (hostPath: the size is not enforced).
+PV_COUNT="${PV_COUNT:-8}"
+PV_SIZE="${PV_SIZE:-10Gi}"
 
 build_one() { # build_one NAME PACKAGE
 	local name="$1" pkg="$2" t0=$SECONDS lf="$LOG_DIR/build-$1.log"
@@ -123,22 +146,45 @@ with tarfile.open(out, "w") as t:
 EOF
 }
 
+# CoreDNS from the Go module proxy: a wrapper module that requires it, built as its own main.
+build_coredns() {
+	[[ -x "$COREDNS_DIR/bin/coredns" ]] && return 0
+	local src="$COREDNS_DIR/src" t0=$SECONDS lf="$LOG_DIR/build-coredns.log"
+	mkdir -p "$src" "$COREDNS_DIR/bin"
+	log "building CoreDNS $COREDNS_VERSION (github.com/coredns/coredns)"
+	printf 'module haade.local/coredns-build\n\ngo 1.26\n' >"$src/go.mod"
+	printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/coredns/coredns"\n' >"$src/tools.go"
+	if ! (cd "$src" && GOFLAGS=-mod=mod GOTOOLCHAIN=local go get "github.com/coredns/coredns@$COREDNS_VERSION" &&
+		GOFLAGS="-mod=mod -buildvcs=false -trimpath" GOTOOLCHAIN=local CGO_ENABLED=0 \
+			"${NICE[@]}" go build -ldflags "-s -w" -o "$COREDNS_DIR/bin/coredns.tmp" github.com/coredns/coredns) >"$lf" 2>&1; then
+		tail_log "$lf" 60
+		die "building CoreDNS failed"
+	fi
+	mv "$COREDNS_DIR/bin/coredns.tmp" "$COREDNS_DIR/bin/coredns"
+	log "built CoreDNS in $((SECONDS - t0))s"
+	echo "coredns $((SECONDS - t0))s" >>"$BUILD_DIR/build-times"
+}
+
 install() {
+	if ! command -v containerd >/dev/null || [[ ! -x /usr/lib/cni/bridge ]] || ! command -v iptables >/dev/null ||
+		! command -v conntrack >/dev/null; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends containerd containernetworking-plugins \
+			iptables conntrack
+	fi
 	"$APISERVER" install
 	build_pause
 	build_one kubelet k8s.io/kubernetes/cmd/kubelet
+	build_one kube-proxy k8s.io/kubernetes/cmd/kube-proxy
 	build_one kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
 	build_one kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
-	if ! command -v containerd >/dev/null || [[ ! -x /usr/lib/cni/bridge ]]; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends containerd containernetworking-plugins
-	fi
+	build_coredns
 }
 
 write_configs() {
-	mkdir -p "$NODE_DIR"/{containerd/root,containerd/state,cni,kubelet,manifests}
+	mkdir -p "$NODE_DIR"/{containerd/state,cni,kubelet,manifests} "$IMAGE_STORE/root"
 	cat >"$NODE_DIR/containerd.toml" <<EOF
 version = 2
-root = "$NODE_DIR/containerd/root"
+root = "$IMAGE_STORE/root"
 state = "$NODE_DIR/containerd/state"
 [grpc]
   address = "$NODE_DIR/containerd.sock"
@@ -155,14 +201,14 @@ state = "$NODE_DIR/containerd/state"
 EOF
 	cat >"$NODE_DIR/cni/10-haade.conflist" <<EOF
 {"cniVersion": "1.0.0", "name": "haade", "plugins": [
-  {"type": "bridge", "bridge": "haade0", "isGateway": true, "ipMasq": true,
-   "ipam": {"type": "host-local", "dataDir": "$NODE_DIR/cni-ipam", "ranges": [[{"subnet": "10.244.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+  {"type": "bridge", "bridge": "haade0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
+   "ipam": {"type": "host-local", "dataDir": "$NODE_DIR/cni-ipam", "ranges": [[{"subnet": "$POD_CIDR"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
   {"type": "portmap", "capabilities": {"portMappings": true}}]}
 EOF
 	cat >"$NODE_DIR/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $NODE_IP
 healthzBindAddress: 127.0.0.1
 readOnlyPort: 0
 authentication:
@@ -185,14 +231,54 @@ evictionHard:
   nodefs.available: 2%
   imagefs.available: 2%
 EOF
+	# Replaced only when it changes: kube-proxy exits when its configuration file is rewritten.
+	cat >"$NODE_DIR/kube-proxy.yaml.new" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: $KC
+hostnameOverride: $NODE_NAME
+mode: iptables
+clusterCIDR: $POD_CIDR
+bindAddress: 127.0.0.1
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+iptables:
+  masqueradeAll: true
+conntrack:
+  maxPerCore: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+EOF
+	if cmp -s "$NODE_DIR/kube-proxy.yaml.new" "$NODE_DIR/kube-proxy.yaml"; then
+		rm "$NODE_DIR/kube-proxy.yaml.new"
+	else
+		mv "$NODE_DIR/kube-proxy.yaml.new" "$NODE_DIR/kube-proxy.yaml"
+	fi
+	cat >"$NODE_DIR/Corefile" <<EOF
+.:53 {
+    bind $NODE_IP
+    errors
+    health 127.0.0.1:8180
+    ready 127.0.0.1:8181
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $KC
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    cache 30
+}
+EOF
 	mkdir -p "$NODE_DIR/sysctl"
 	echo 10 >"$NODE_DIR/sysctl/panic"
 	echo 1 >"$NODE_DIR/sysctl/panic_on_oops"
 	echo 1 >"$NODE_DIR/sysctl/overcommit_memory"
 	cat >"$NODE_DIR/kubelet-wrap.sh" <<EOF
 #!/bin/bash
-# Run by unshare -m: these bind mounts exist in the kubelet's mount namespace only.
+# Run by unshare -m: these bind mounts exist in the kubelet's mount namespace only (/proc
+# is private there, so they never propagate back to the host's).
 set -e
+mount --make-rprivate /proc
 mount --bind $NODE_DIR/sysctl/panic /proc/sys/kernel/panic
 mount --bind $NODE_DIR/sysctl/panic_on_oops /proc/sys/kernel/panic_on_oops
 mount --bind $NODE_DIR/sysctl/overcommit_memory /proc/sys/vm/overcommit_memory
@@ -205,14 +291,17 @@ kctl() { "${IN_NS[@]}" "$BIN_DIR/kubectl" --kubeconfig "$KC" "$@"; }
 ctr_() { "${IN_NS[@]}" ctr --address "$NODE_DIR/containerd.sock" -n k8s.io "$@"; }
 
 start() {
-	"${IN_NS[@]}" "$APISERVER" start
-	write_configs
 	if ! ip netns exec "$NODE_NETNS" ip link show hapi0 >/dev/null 2>&1; then
 		ip netns exec "$NODE_NETNS" ip link add hapi0 type veth peer name hapi1
 		ip netns exec "$NODE_NETNS" ip addr add "$NODE_IP/24" dev hapi0
 		ip netns exec "$NODE_NETNS" ip link set hapi0 up
 		ip netns exec "$NODE_NETNS" ip link set hapi1 up
 	fi
+	# A default route: kube-proxy and the kubelet look for the interface of the default
+	# route, and the namespace has no other way out.
+	ip netns exec "$NODE_NETNS" ip route replace default dev hapi0
+	"${IN_NS[@]}" env APISERVER_ADVERTISE="$NODE_IP" "$APISERVER" start
+	write_configs
 	is_running containerd || spawn containerd "${IN_NS[@]}" containerd --config "$NODE_DIR/containerd.toml"
 	wait_until containerd 30 "containerd socket" test -S "$NODE_DIR/containerd.sock"
 	ctr_ images import "$BUILD_DIR/pause/pause.tar" >/dev/null
@@ -225,9 +314,20 @@ start() {
 	is_running kube-scheduler || spawn kube-scheduler "${IN_NS[@]}" "$BIN_DIR/kube-scheduler" \
 		--kubeconfig="$KC" --authentication-kubeconfig="$KC" --authorization-kubeconfig="$KC" \
 		--bind-address=127.0.0.1 --secure-port=10259 --leader-elect=false
+	is_running kube-proxy || spawn kube-proxy "${IN_NS[@]}" "$BIN_DIR/kube-proxy" --config="$NODE_DIR/kube-proxy.yaml" --v=1
+	dns_service
+	is_running coredns || spawn coredns "${IN_NS[@]}" "$COREDNS_DIR/bin/coredns" -conf "$NODE_DIR/Corefile"
+	wait_until coredns 60 "CoreDNS ready" "${IN_NS[@]}" curl -fsS -o /dev/null --max-time 2 http://127.0.0.1:8181/ready
 	# A Node left from an earlier run would look Ready before this kubelet has said anything.
 	is_running kubelet || kctl delete node "$NODE_NAME" --ignore-not-found >/dev/null
-	is_running kubelet || spawn kubelet "${IN_NS[@]}" unshare -m --propagation slave "$NODE_DIR/kubelet-wrap.sh" \
+	# The kubelet's root is a shared mount, and the kubelet's mount namespace keeps it shared
+	# (--propagation unchanged): the tmpfs it mounts there for Secret, ConfigMap and projected
+	# volumes propagate to the host's namespace, where containerd bind-mounts them into the
+	# containers. Without that, those volumes were empty directories in every container.
+	mkdir -p "$NODE_DIR/kubelet"
+	mountpoint -q "$NODE_DIR/kubelet" || mount --bind "$NODE_DIR/kubelet" "$NODE_DIR/kubelet"
+	mount --make-rshared "$NODE_DIR/kubelet"
+	is_running kubelet || spawn kubelet "${IN_NS[@]}" unshare -m --propagation unchanged "$NODE_DIR/kubelet-wrap.sh" \
 		"$BIN_DIR/kubelet" --config="$NODE_DIR/kubelet.yaml" \
 		--kubeconfig="$KC" --root-dir="$NODE_DIR/kubelet" --cert-dir="$NODE_DIR/kubelet/pki" \
 		--hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --v=2
@@ -236,6 +336,7 @@ start() {
 		if kctl get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -q True; then
 			log "node $NODE_NAME is Ready"
 			kctl get nodes -o wide >&2
+			storage
 			return 0
 		fi
 		is_running kubelet || fail_with_log "$(log_file kubelet)" "kubelet exited"
@@ -243,6 +344,103 @@ start() {
 	done
 	kctl get nodes -o wide >&2 || true
 	fail_with_log "$(log_file kubelet)" "node $NODE_NAME not Ready within 120 s"
+}
+
+# dns_service: the Service kube-system/kube-dns at $DNS_IP (the kubelet's clusterDNS), backed
+# by CoreDNS on the node's address through an EndpointSlice of its own, as a Service without
+# a selector has. It also keeps $DNS_IP from being given to another Service.
+dns_service() {
+	kctl apply --server-side --field-manager=haade-node -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Service
+metadata:
+  name: kube-dns
+  namespace: kube-system
+  labels: {k8s-app: kube-dns, kubernetes.io/name: CoreDNS}
+spec:
+  clusterIP: $DNS_IP
+  ports:
+    - {name: dns, port: 53, protocol: UDP, targetPort: 53}
+    - {name: dns-tcp, port: 53, protocol: TCP, targetPort: 53}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: kube-dns-node
+  namespace: kube-system
+  labels: {kubernetes.io/service-name: kube-dns, endpointslice.kubernetes.io/managed-by: haade-node}
+addressType: IPv4
+endpoints:
+  - addresses: ["$NODE_IP"]
+    conditions: {ready: true}
+ports:
+  - {name: dns, port: 53, protocol: UDP}
+  - {name: dns-tcp, port: 53, protocol: TCP}
+EOF
+}
+
+# storage: the default StorageClass "local" (no provisioner) and $PV_COUNT hostPath
+# PersistentVolumes under the node's directory, world-writable (the pods run as several
+# non-root users, and fsGroup does not apply to hostPath). Retained: a claim's data stays
+# until the node's directory goes.
+storage() {
+	local i dir
+	{
+		cat <<EOF
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Retain
+EOF
+		for ((i = 0; i < PV_COUNT; i++)); do
+			dir="$NODE_DIR/pv/pv$i"
+			mkdir -p "$dir"
+			chmod 1777 "$dir"
+			cat <<EOF
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: haade-node-pv$i
+spec:
+  storageClassName: local
+  capacity: {storage: $PV_SIZE}
+  accessModes: [ReadWriteOnce, ReadWriteMany]
+  persistentVolumeReclaimPolicy: Retain
+  hostPath: {path: $dir, type: Directory}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+        - matchExpressions:
+            - {key: kubernetes.io/hostname, operator: In, values: [$NODE_NAME]}
+EOF
+		done
+	} | kctl apply --server-side --field-manager=haade-node -f - >/dev/null
+	log "StorageClass local (default) with $PV_COUNT PersistentVolumes in $NODE_DIR/pv"
+}
+
+# load IMAGE...: podman's images into the node's containerd under the same names; an image
+# loaded before with the same podman id is skipped.
+load() {
+	local img id mark t0
+	mkdir -p "$IMAGE_STORE/loaded"
+	for img in "$@"; do
+		id=$(podman image inspect --format '{{.Id}}' "$img" 2>/dev/null) ||
+			die "podman has no image $img (testing/cluster/images.sh build)"
+		mark="$IMAGE_STORE/loaded/$(printf '%s' "$img" | tr '/:' '__')"
+		if [[ "$(cat "$mark" 2>/dev/null)" == "$id" ]] && ctr_ images ls -q "name==$img" | grep -q .; then
+			continue
+		fi
+		t0=$SECONDS
+		podman save --format oci-archive "$img" | ctr_ images import --all-platforms - >/dev/null ||
+			die "could not import $img into the node's containerd"
+		printf '%s' "$id" >"$mark"
+		log "loaded $img into the node in $((SECONDS - t0))s"
+	done
 }
 
 smoke() {
@@ -263,6 +461,8 @@ smoke() {
 stop() {
 	local c d
 	stop_pid kubelet 30
+	stop_pid coredns 10
+	stop_pid kube-proxy 10
 	stop_pid kube-scheduler 30
 	stop_pid kube-controller-manager 30
 	if is_running containerd; then
@@ -271,7 +471,7 @@ stop() {
 		for c in $(ctr_ containers ls -q 2>/dev/null); do ctr_ tasks rm -f "$c" >/dev/null 2>&1 || true; ctr_ containers rm "$c" || true; done
 	fi
 	stop_pid containerd 30
-	if mountpoint -q "$NODE_DIR/kubelet"; then umount "$NODE_DIR/kubelet"; fi
+	if mountpoint -q "$NODE_DIR/kubelet"; then umount -R "$NODE_DIR/kubelet"; fi
 	# The CNI plugins keep their per-container results there; empty once the pods are gone.
 	rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null || true
 	for d in /sys/fs/cgroup/*/kubepods; do
@@ -281,7 +481,7 @@ stop() {
 
 status() {
 	local n
-	for n in containerd kube-controller-manager kube-scheduler kubelet; do
+	for n in containerd kube-controller-manager kube-scheduler kube-proxy coredns kubelet; do
 		if is_running "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
 	done
 }
@@ -331,11 +531,12 @@ need_netns() {
 
 case "${1:-}" in
 install) install ;;
-start | smoke | stop) need_netns ;;&
+start | smoke | stop | load) need_netns ;;&
 start) start ;;
+load) shift; load "$@" ;;
 smoke) smoke ;;
 stop) stop ;;
 status) status ;;
 operators) operators ;;
-*) echo "usage: $0 install|start|smoke|stop|status|operators" >&2; exit 2 ;;
+*) echo "usage: $0 install|start|load IMAGE...|smoke|stop|status|operators" >&2; exit 2 ;;
 esac
