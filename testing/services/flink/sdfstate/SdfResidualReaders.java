@@ -7,9 +7,9 @@
 // In each, the one
 //   invokeinterface org/apache/beam/sdk/state/ValueState.read()Ljava/lang/Object;
 // becomes
-//   invokestatic BundleCheckpointHandlers.takeResidual(ValueState)Ljava/lang/Object;
-// (read, then clear; defined in flink/sdfstate/BundleCheckpointHandlers.java). Same stack in,
-// same stack out. build.sh runs it once at install time:
+//   invokestatic haade/sdfstate/ResidualSlots.take(ValueState)Ljava/lang/Object;
+// (read, then clear; defined in flink/sdfstate/ResidualSlots.java). Same stack in, same stack
+// out. SdfCheckpointSlots.java rewrites the writer to match. build.sh runs it once at install time:
 //
 //   java -cp <flink-shaded-asm-9 jar>:<beam-runners-flink jar> SdfResidualReaders.java OUT_DIR
 //
@@ -28,7 +28,7 @@ import org.apache.flink.shaded.asm9.org.objectweb.asm.Opcodes;
 
 public class SdfResidualReaders {
   static final String VALUE_STATE = "org/apache/beam/sdk/state/ValueState";
-  static final String HANDLERS = "org/apache/beam/runners/fnexecution/control/BundleCheckpointHandlers";
+  static final String SLOTS = "haade/sdfstate/ResidualSlots";
   static final String[][] TARGETS = {
     {"org/apache/beam/runners/flink/translation/wrappers/streaming/ExecutableStageDoFnOperator$SdkHarnessDoFnRunner", "onTimer"},
     {"org/apache/beam/runners/flink/translation/functions/FlinkExecutableStageFunction", "mapPartition"},
@@ -68,7 +68,7 @@ public class SdfResidualReaders {
             if (op == Opcodes.INVOKEINTERFACE && owner.equals(VALUE_STATE)
                 && mname.equals("read") && mdesc.equals("()Ljava/lang/Object;")) {
               replaced[0]++;
-              super.visitMethodInsn(Opcodes.INVOKESTATIC, HANDLERS, "takeResidual",
+              super.visitMethodInsn(Opcodes.INVOKESTATIC, SLOTS, "take",
                   "(L" + VALUE_STATE + ";)Ljava/lang/Object;", false);
               return;
             }

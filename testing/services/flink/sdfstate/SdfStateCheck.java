@@ -1,6 +1,7 @@
-// SdfStateCheck drives the patched StateAndTimerBundleCheckpointHandler the way the Flink
-// runner's readers do, on Beam's in-memory state and timers, and fails unless the state stays
-// flat. build.sh runs it after the build, with the patched classes first on the class path:
+// SdfStateCheck drives Beam's StateAndTimerBundleCheckpointHandler, as SdfCheckpointSlots
+// rewrote it, and reads the residuals back the way the rewritten readers do (ResidualSlots.take),
+// on Beam's in-memory state and timers; it fails unless the state stays flat. build.sh runs it
+// after the build, with the patched classes first on the class path:
 //
 //   java -cp OUT_DIR/classes:LIBS/* SdfStateCheck.java
 //
@@ -29,7 +30,6 @@ import org.apache.beam.runners.core.StateNamespace;
 import org.apache.beam.runners.core.StateTag;
 import org.apache.beam.runners.core.StateTags;
 import org.apache.beam.runners.core.TimerInternals.TimerData;
-import org.apache.beam.runners.fnexecution.control.BundleCheckpointHandlers;
 import org.apache.beam.runners.fnexecution.control.BundleCheckpointHandlers.StateAndTimerBundleCheckpointHandler;
 import org.apache.beam.sdk.coders.Coder;
 import org.apache.beam.sdk.coders.StringUtf8Coder;
@@ -40,6 +40,7 @@ import org.apache.beam.sdk.transforms.windowing.BoundedWindow;
 import org.apache.beam.sdk.transforms.windowing.GlobalWindow;
 import org.apache.beam.sdk.util.CoderUtils;
 import org.apache.beam.sdk.util.WindowedValue;
+import haade.sdfstate.ResidualSlots;
 import org.apache.beam.vendor.grpc.v1p60p1.com.google.protobuf.ByteString;
 import org.joda.time.Instant;
 
@@ -114,7 +115,7 @@ public class SdfStateCheck {
         }
         ValueState<WindowedValue<String>> s =
             states.get(e.getKey()).state(t.getNamespace(), StateTags.value(t.getTimerId(), CODER));
-        WindowedValue<String> v = (WindowedValue<String>) BundleCheckpointHandlers.takeResidual(s);
+        WindowedValue<String> v = (WindowedValue<String>) ResidualSlots.take(s);
         if (v == null) {
           fail("timer " + t.getTimerId() + " fired with no residual stored under its id");
         }
@@ -144,7 +145,7 @@ public class SdfStateCheck {
   }
 
   public static void main(String[] args) throws Exception {
-    expect("patch marker", BundleCheckpointHandlers.HAADE_PATCH, "sdfstate-1");
+    expect("patch marker", ResidualSlots.VERSION, "sdfstate-2");
     reset(false);
     for (int i = 0; i < 500; i++) {
       checkpoint("p0");
