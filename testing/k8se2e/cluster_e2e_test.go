@@ -108,13 +108,26 @@ func (k kube) jsonpath(ns, obj, path string) string {
 	return strings.TrimSpace(out)
 }
 
-// logs returns the logs of a Job's pods.
+// logs returns the log of a Job's pod that succeeded (`kubectl logs job/NAME`
+// picks any of its pods, a failed attempt's too), or of all its pods when none
+// did.
 func (k kube) logs(ns, job string) string {
-	out, err := k.run(time.Minute, "-n", ns, "logs", "job/"+job, "--all-containers", "--tail=-1")
-	if err != nil {
-		return err.Error()
+	pods, _ := k.run(time.Minute, "-n", ns, "get", "pods", "-l", "job-name="+job,
+		"--field-selector=status.phase=Succeeded", "-o", "name")
+	var b strings.Builder
+	names := strings.Fields(pods)
+	if len(names) == 0 {
+		all, _ := k.run(time.Minute, "-n", ns, "get", "pods", "-l", "job-name="+job, "-o", "name")
+		names = strings.Fields(all)
 	}
-	return out
+	for _, p := range names {
+		out, err := k.run(time.Minute, "-n", ns, "logs", p, "--all-containers", "--tail=-1")
+		if err != nil {
+			out = err.Error()
+		}
+		b.WriteString(out)
+	}
+	return b.String()
 }
 
 // debug logs what helps to see why a wait failed.
