@@ -472,6 +472,8 @@ stop() {
 	fi
 	stop_pid containerd 30
 	if mountpoint -q "$NODE_DIR/kubelet"; then umount -R "$NODE_DIR/kubelet"; fi
+	# The pods' network namespaces, when the kubelet did not tear their sandboxes down.
+	for d in /run/netns/cni-*; do [[ -e "$d" ]] && ip netns del "$(basename "$d")" 2>/dev/null || true; done
 	# The sandboxes' /dev/shm mounts containerd leaves in its state directory.
 	findmnt -rn -o TARGET | grep "^$NODE_DIR/" | sort -r | while read -r m; do umount "$m" 2>/dev/null || true; done
 	# The CNI plugins keep their per-container results there; empty once the pods are gone.
