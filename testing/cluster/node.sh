@@ -42,7 +42,8 @@
 #   - restrict_oom_score_adj in containerd: the pause container's oom_score_adj -998 needs
 #     CAP_SYS_RESOURCE, which this machine does not have;
 #   - a locally made pause image (no registry is reachable);
-#   - lower eviction thresholds: the shared disk is 88% full, over the default 85%;
+#   - lower eviction thresholds: the shared disk is 88% full, over the default 85%; and no
+#     image garbage collection (it removed the pause image when the disk reached 92%);
 #   - kube-proxy masquerades all Service traffic (masqueradeAll), so that a pod reaching a
 #     Service backed by a pod on the same bridge gets the reply back through the node, and
 #     leaves conntrack's limits as the machine has them (maxPerCore 0: it may not set them).
@@ -226,6 +227,10 @@ resolvConf: /etc/resolv.conf
 podLogsDir: $NODE_DIR/pod-logs
 clusterDomain: cluster.local
 clusterDNS: [10.96.0.10]
+# No image garbage collection: no registry is reachable, so an image it removes (the pause
+# image, at 92% of the shared disk) could never come back, and every new pod would fail.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
 evictionHard:
   memory.available: 100Mi
   nodefs.available: 2%
