@@ -391,7 +391,7 @@ func TestRBACNarrow(t *testing.T) {
 		want := map[string][]rule{
 			"lakehouse/haade-flink": {
 				{[]string{""}, []string{"pods"}, nil, []string{"create", "delete", "list", "watch"}},
-				{[]string{""}, []string{"configmaps"}, nil, []string{"create", "get", "update", "list", "watch", "delete", "deletecollection"}},
+				{[]string{""}, []string{"configmaps"}, nil, []string{"create", "get", "update", "patch", "list", "watch", "delete", "deletecollection"}},
 				{[]string{"apps"}, []string{"deployments"}, []string{"haade-flink"}, []string{"get"}},
 				{[]string{"apps"}, []string{"deployments/finalizers"}, []string{"haade-flink"}, []string{"update"}},
 			},
