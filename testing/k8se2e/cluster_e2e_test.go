@@ -104,7 +104,11 @@ func (k kube) render(replace map[string]string) string {
 
 // jsonpath reads one field of an object.
 func (k kube) jsonpath(ns, obj, path string) string {
-	out, _ := k.run(30*time.Second, "-n", ns, "get", obj, "-o", "jsonpath="+path)
+	args := []string{"get", obj, "-o", "jsonpath=" + path}
+	if ns != "" {
+		args = append([]string{"-n", ns}, args...)
+	}
+	out, _ := k.run(30*time.Second, args...)
 	return strings.TrimSpace(out)
 }
 
@@ -406,8 +410,15 @@ func TestClusterBronze(t *testing.T) {
 		"k8s/operators/flink/crd-flinksessionjobs.yaml"} {
 		k.must(2*time.Minute, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(root, f))
 	}
-	k.must(2*time.Minute, "wait", "--for=condition=Established", "--timeout=90s",
-		"crd/flinkdeployments.flink.apache.org", "crd/flinksessionjobs.flink.apache.org", "crd/podmonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com")
+	// Polled, not `kubectl wait`: that fails at once on a CRD whose status has no
+	// conditions yet ("status.conditions accessor error").
+	for _, crd := range []string{"flinkdeployments.flink.apache.org", "flinksessionjobs.flink.apache.org",
+		"podmonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"} {
+		waitFor(t, k, 2*time.Minute, "CRD "+crd+" established", func() (bool, string) {
+			s := k.jsonpath("", "crd/"+crd, `{.status.conditions[?(@.type=="Established")].status}`)
+			return s == "True", "Established=" + s
+		})
+	}
 	secrets := exec.Command(filepath.Join(root, "k8s/components/kafka-without-strimzi/secrets.sh"))
 	secrets.Env = append(os.Environ(), "KUBECTL="+k.bin)
 	if out, err := secrets.CombinedOutput(); err != nil {
