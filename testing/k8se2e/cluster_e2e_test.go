@@ -510,6 +510,14 @@ func TestClusterBronze(t *testing.T) {
 	}
 	k.must(2*time.Minute, "-n", "lakehouse", "delete", jm[0], "--wait=false")
 	t.Logf("deleted %s", jm[0])
+	// Until the old pod is gone, the REST Service may still reach it: wait for the
+	// new JobManager pod to be Ready before asking Flink anything.
+	waitFor(t, k, 10*time.Minute, "a new JobManager pod is Ready", func() (bool, string) {
+		out, _ := k.run(time.Minute, "-n", "lakehouse", "get", "pods", "-l", "app=haade-flink,component=jobmanager",
+			"-o", `jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}`)
+		f := strings.Fields(out)
+		return len(f) == 1 && !strings.HasPrefix("pod/"+f[0], jm[0]+"=") && strings.HasSuffix(f[0], "=True"), out
+	})
 	j3 := fl.runningJob(15*time.Minute, "the job runs again after the JobManager's deletion")
 	if j3.ID != j1.ID {
 		t.Fatalf("after the JobManager's deletion the job is %s, not %s: Kubernetes HA should have recovered it", j3.ID, j1.ID)
