@@ -87,11 +87,29 @@ func TestKustomizeBuild(t *testing.T) {
 			t.Errorf("no kustomization in k8s/%s", want)
 		}
 	}
+	// A kustomize Component builds only inside a kustomization that lists
+	// it: each must be listed by one, whose build below validates it.
+	var components []string
+	used := map[string]bool{}
 	for _, dir := range dirs {
+		if isComponent(t, dir) {
+			components = append(components, dir)
+			continue
+		}
+		for _, c := range componentsOf(t, dir) {
+			used[c] = true
+		}
+	}
+	for _, c := range components {
+		if !used[c] {
+			t.Errorf("k8s/%s is a Component no kustomization lists, so nothing builds it", c)
+		}
+	}
+	for _, dir := range dirs {
+		if slices.Contains(components, dir) {
+			continue
+		}
 		t.Run(dir, func(t *testing.T) {
-			if isComponent(t, dir) {
-				t.Skip("a kustomize Component builds only inside an overlay (overlays/node)")
-			}
 			objs := kustomizeBuild(t, dir)
 			kinds := map[string]int{}
 			for _, o := range objs {
@@ -178,6 +196,21 @@ func TestArgoCD(t *testing.T) {
 			t.Errorf("no Application deploys k8s/%s", dir)
 		}
 	}
+}
+
+// componentsOf gives the Components k8s/<dir>/kustomization.yaml lists,
+// as paths relative to k8s/.
+func componentsOf(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, o := range loadFile(t, filepath.Join(k8sDir(t), dir, "kustomization.yaml")) {
+		list, _ := o.Map["components"].([]any)
+		for _, c := range list {
+			p, _ := c.(string)
+			out = append(out, filepath.ToSlash(filepath.Join(dir, p)))
+		}
+	}
+	return out
 }
 
 // isComponent says whether k8s/<dir>/kustomization.yaml is a kustomize Component.

@@ -108,11 +108,6 @@ func (c CatalogConfig) Properties() (iceberg.Properties, error) {
 			if i := strings.IndexByte(path, '?'); i >= 0 {
 				path = path[:i]
 			}
-			if dir := filepath.Dir(path); dir != "" {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return nil, fmt.Errorf("catalog uri %q: %v", c.URI, err)
-				}
-			}
 			p["uri"] = "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(" + strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10) + ")"
 			p["sql.driver"] = "sqliteshim"
 			p["sql.dialect"] = "sqlite"
@@ -155,6 +150,14 @@ func (c CatalogConfig) Open(ctx context.Context) (catalog.Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCatalog, err)
 	}
+	// A SQLite catalog's directory is made here, when the catalog opens,
+	// not when a configuration is validated: a run refused for its flags
+	// writes nothing.
+	if path, ok := sqlitePath(props); ok {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("%w: catalog uri %q: %v", ErrCatalog, c.URI, err)
+		}
+	}
 	cat, err := loadWaitingWhileBusy(ctx, c.withDefaults().Name, props, c.URI)
 	if err != nil {
 		if isBusy(err) {
@@ -163,6 +166,18 @@ func (c CatalogConfig) Open(ctx context.Context) (catalog.Catalog, error) {
 		return nil, fmt.Errorf("%w: open %s catalog %q: %v", ErrCatalog, c.withDefaults().Type, RedactURI(c.URI), err)
 	}
 	return cat, nil
+}
+
+// sqlitePath is the file of a SQLite catalog's properties.
+func sqlitePath(p iceberg.Properties) (string, bool) {
+	if p["sql.dialect"] != "sqlite" {
+		return "", false
+	}
+	path := strings.TrimPrefix(p["uri"], "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	return path, true
 }
 
 // Check opens the catalog and closes it again: a catalog that cannot be
