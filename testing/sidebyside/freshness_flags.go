@@ -37,8 +37,8 @@ func addFreshFlags(fs *flag.FlagSet, c *Config) func() error {
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 2*time.Minute, "how long after the producer ends every record must be visible, with --freshness; a run that does not drain is not sustainable")
 	fs.DurationVar(&c.MaxEndLag, "max-end-lag", 10*time.Second, "lag flat: the end lag (mean per-second maximum over the last tenth) at most this, with --freshness")
 	fs.Float64Var(&c.MaxSlope, "max-slope", 0.05, "lag flat: the per-second maximum lag grows at most this many seconds per second over the last third, with --freshness")
-	fs.StringVar(&c.FreshOut, "fresh-out", "testing/sidebyside/freshness.json", "where --freshness's results go, as JSON; empty writes none")
-	fs.StringVar(&c.FreshChart, "fresh-chart", "freshness.png", "where --freshness's chart of freshness over time goes, as PNG; empty draws none")
+	fs.StringVar(&c.FreshOut, "fresh-out", "docs/benchmarks/results/freshness.json", "where --freshness's results go, as JSON; empty writes none")
+	fs.StringVar(&c.FreshChart, "fresh-chart", "docs/benchmarks/freshness.png", "where --freshness's chart of freshness over time goes, as PNG; empty draws none")
 	return func() error {
 		list := *rates
 		if *rate != 0 {

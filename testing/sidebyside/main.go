@@ -26,7 +26,7 @@
 //	go run ./testing/sidebyside --events=2000000
 //
 // starts the services through testing/services/*.sh, writes
-// testing/sidebyside/results.json and sidebyside.png (next to the README),
+// docs/benchmarks/results/results.json and docs/benchmarks/sidebyside.png,
 // and prints the README's table. --from=results.json redraws the chart and
 // the table without running anything.
 //
@@ -37,7 +37,7 @@
 // each rate for the duration, and every record's freshness, the commit time
 // (timestamp-ms) of the snapshot that added it minus its Kafka timestamp, is
 // read back from each snapshot's added files. It writes
-// testing/sidebyside/freshness.json and freshness.png, and prints p50, p99
+// docs/benchmarks/results/freshness.json and docs/benchmarks/freshness.png, and prints p50, p99
 // and max per contender and rate, and the highest rate whose lag stayed
 // flat. --freshness --from=freshness.json redraws them.
 package main
@@ -90,8 +90,8 @@ func parseArgs(args []string) (Config, error) {
 	fs.StringVar(&c.Timestamps, "timestamps", "utc", "utc: every event time in UTC (Z); mixed: 1 in 10 with a +02:00 offset, as kafkatest.Sample makes them (the Kafka Connect sink fails on those)")
 	fs.StringVar(&c.Namespace, "namespace", "sidebyside", "namespace of the tables the runs make")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the topic and the tables")
-	fs.StringVar(&c.Out, "out", "testing/sidebyside/results.json", "where the results go, as JSON; empty writes none")
-	fs.StringVar(&c.Chart, "chart", "sidebyside.png", "where the chart goes, as PNG; empty draws none")
+	fs.StringVar(&c.Out, "out", "docs/benchmarks/results/results.json", "where the results go, as JSON; empty writes none")
+	fs.StringVar(&c.Chart, "chart", "docs/benchmarks/sidebyside.png", "where the chart goes, as PNG; empty draws none")
 	fs.StringVar(&c.From, "from", "", "draw the chart and print the table from this results file, and run nothing")
 	checkFresh := addFreshFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
