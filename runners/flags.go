@@ -114,11 +114,65 @@ func EnvName(flagName string) string {
 	return "HAADE_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(flagName))
 }
 
-// Usage writes the flag set's flags to w.
+// Usage writes the flag set's flags to w: HAADE's first, then, under a
+// heading of their own, the flags of Beam's that HAADE has not taken over
+// (the worker's, set by Beam's boot program or the job server).
 func Usage(w io.Writer, fs *flag.FlagSet) {
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	own, beam := splitFlags(fs)
+	print := func(flags []*flag.Flag) {
+		sub := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		for _, f := range flags {
+			sub.Var(f.Value, f.Name, f.Usage)
+			sub.Lookup(f.Name).DefValue = f.DefValue
+		}
+		sub.SetOutput(w)
+		sub.PrintDefaults()
+	}
+	print(own)
+	if len(beam) > 0 {
+		fmt.Fprintln(w, "\nApache Beam's worker flags (set by Beam's boot program or the job server, not by hand):")
+		print(beam)
+	}
+}
+
+// Markdown writes the flag set's own flags (not Beam's worker flags) as a
+// Markdown table: flag, default, environment variable, meaning.
+func Markdown(w io.Writer, fs *flag.FlagSet) {
+	own, _ := splitFlags(fs)
+	fmt.Fprintln(w, "| flag | default | environment | meaning |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	cell := strings.NewReplacer("|", "\\|", "\n", " ")
+	for _, f := range own {
+		def := ""
+		if f.DefValue != "" {
+			def = "`" + f.DefValue + "`"
+		}
+		fmt.Fprintf(w, "| `--%s` | %s | `%s` | %s |\n", f.Name, def, EnvName(f.Name), cell.Replace(f.Usage))
+	}
+}
+
+// submitFlags are the flags on flag.CommandLine that a user sets: HAADE's
+// Flink flags (flink_flags.go, global so that Beam's worker parses them
+// too) and the flags of Beam's that a submission takes.
+var submitFlags = map[string]bool{
+	"flink-rest": true, "replace": true, "cancel": true, "flink-max-bundle-time": true,
+	"flink-cluster-classpath": true, "async-wait": true,
+	"async": true, "parallelism": true, "environment_type": true, "environment_config": true,
+	"worker_binary": true, "job_name": true,
+}
+
+// splitFlags parts fs's flags, in name order, into those a user sets and
+// Beam's worker flags: a flag of flag.CommandLine whose usage HAADE did not
+// replace (see String), and which is not in submitFlags, is a worker flag.
+func splitFlags(fs *flag.FlagSet) (own, beam []*flag.Flag) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if b := flag.CommandLine.Lookup(f.Name); b != nil && b.Usage == f.Usage && !submitFlags[f.Name] {
+			beam = append(beam, f)
+			return
+		}
+		own = append(own, f)
+	})
+	return own, beam
 }
 
 // DefaultMetricsAddr is --metrics-addr's default: loopback, so that a run on

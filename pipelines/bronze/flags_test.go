@@ -1,0 +1,15 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/haade/haade/pipelines/bronze/bronze"
+	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
+)
+
+func TestFlagsDoc(t *testing.T) {
+	fs := runners.NewFlagSet("bronze")
+	bronze.Flags(fs)
+	cmdtest.FlagsDoc(t, "bronze", fs)
+}
