@@ -3,6 +3,7 @@ package runners
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -31,5 +32,48 @@ func TestRunLeavesNoLoopbackFile(t *testing.T) {
 	}
 	if len(left) != 1 || left[0] != other {
 		t.Errorf("beamloopbackworker files after the run: %v; want only %s", left, other)
+	}
+}
+
+// loopbackFiles removes the empty files created between its call and the
+// call of what it returns, whether this process still holds them open or a
+// garbage collection closed them, and leaves those that existed before, a
+// file with data, and one another process holds open.
+func TestLoopbackFilesRemovesOnlyTheRunsOwn(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	path := func(name string) string { return filepath.Join(tmp, "beamloopbackworker-"+name) }
+	create := func(name string, data []byte) *os.File {
+		f, err := os.Create(path(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	create("before", nil).Close()
+	remove := loopbackFiles()
+	create("closed", nil).Close()
+	open := create("open", nil)
+	defer open.Close()
+	create("data", []byte("x")).Close()
+	held := create("held", nil)
+	child := exec.Command("sleep", "60")
+	child.ExtraFiles = []*os.File{held}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	held.Close()
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+
+	remove()
+
+	for name, want := range map[string]bool{"before": true, "closed": false, "open": false, "data": true, "held": true} {
+		_, err := os.Stat(path(name))
+		if got := err == nil; got != want {
+			t.Errorf("beamloopbackworker-%s exists: %v, want %v", name, got, want)
+		}
 	}
 }

@@ -81,6 +81,6 @@ func RunWith(ctx context.Context, runner string, p *beam.Pipeline, opts Options)
 	if runner == "flink" {
 		return runFlink(ctx, p, FlinkOptions{Unbounded: opts.Unbounded, MaxBundleTime: *MaxBundleTimeFlag, NoStagedJars: *FlinkClusterClasspathFlag}, opts)
 	}
-	defer removeLoopbackFiles()
+	defer loopbackFiles()()
 	return beam.Run(ctx, beamName(runner), p)
 }
