@@ -86,7 +86,7 @@ func summarize(rep Report) []summary {
 	return out
 }
 
-// markdown is the README's table.
+// markdown is the table of docs/benchmarks.
 func markdown(rep Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d events, %d partitions, commit interval (Spark: trigger) %s; %s; %s\n\n",

@@ -178,7 +178,7 @@ func writeFreshChart(path string, rep FreshReport) error {
 	return f.Close()
 }
 
-// freshMarkdown is the README's freshness table and the sustainable rates.
+// freshMarkdown is docs/benchmarks' freshness table and the sustainable rates.
 func freshMarkdown(rep FreshReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "freshness: %.0f s of steady production per run, %d partitions, commit interval %s; %s; %s\n\n",

@@ -27,7 +27,7 @@
 //
 // starts the services through testing/services/*.sh, writes
 // docs/benchmarks/results/results.json and docs/benchmarks/sidebyside.png,
-// and prints the README's table. --from=results.json redraws the chart and
+// and prints the table of docs/benchmarks. --from=results.json redraws the chart and
 // the table without running anything.
 //
 //	go run ./testing/sidebyside --freshness --rates=20000,50000 --duration=3m
