@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/prometheus/procfs"
 )
@@ -18,61 +19,72 @@ import (
 //
 // loopbackFiles returns, before a run, the function that removes after it
 // the files the run left: those created since (not in the listing taken
-// now) that are empty and that no other process holds open. Holding the
-// file open is not enough to tell this process's own: Beam drops its
-// *os.File, so a garbage collection may have closed it before the run
-// ends (a loaded CI machine showed it). A file that existed before the
-// run, or that another process still holds open, is never touched. Where
-// /proc cannot be read, nothing is removed.
+// now), empty, that this process holds open. Beam drops its *os.File, so
+// a garbage collection may have closed this process's file before the run
+// ends (a loaded CI machine showed it): a new empty file that no process
+// holds open is removed too, once it is older than loopbackGrace. A
+// younger one may be another process's, between Beam's creating it and
+// staging it (runnerlib.Execute reads it there), and stays. A file that
+// existed before the run, or that another process holds open, is never
+// touched. Where /proc cannot be read, nothing is removed.
 func loopbackFiles() (remove func()) {
 	dir := filepath.Clean(os.TempDir())
 	pattern := filepath.Join(dir, "beamloopbackworker-*")
 	before, _ := filepath.Glob(pattern)
 	return func() {
 		after, _ := filepath.Glob(pattern)
-		var created []string
+		created := map[string]time.Time{}
 		for _, f := range after {
 			if !slices.Contains(before, f) {
 				if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
-					created = append(created, f)
+					created[f] = st.ModTime()
 				}
 			}
 		}
 		if len(created) == 0 {
 			return
 		}
-		held, ok := heldByOthers()
+		mine, others, ok := holders()
 		if !ok {
 			return
 		}
-		for _, f := range created {
-			if !held[f] {
+		for f, mtime := range created {
+			if mine[f] || (!others[f] && time.Since(mtime) > loopbackGrace) {
 				_ = os.Remove(f)
 			}
 		}
 	}
 }
 
-// heldByOthers gives the files that processes other than this one hold
-// open; ok is false where /proc cannot be read.
-func heldByOthers() (held map[string]bool, ok bool) {
+// loopbackGrace is how long a process may take from Beam's creating its
+// loopback file to staging it: runnerlib.Execute dials the job service for
+// up to 2 minutes in between.
+const loopbackGrace = 3 * time.Minute
+
+// holders gives the beamloopbackworker files this process holds open, and
+// those other processes do; ok is false where /proc cannot be read.
+func holders() (mine, others map[string]bool, ok bool) {
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	procs, err := fs.AllProcs()
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	held = map[string]bool{}
+	mine, others = map[string]bool{}, map[string]bool{}
 	self := os.Getpid()
 	for _, p := range procs {
-		if p.PID == self {
-			continue
-		}
 		targets, err := p.FileDescriptorTargets()
 		if err != nil {
+			if p.PID == self {
+				return nil, nil, false
+			}
 			continue // gone, or not ours to read
+		}
+		held := others
+		if p.PID == self {
+			held = mine
 		}
 		for _, t := range targets {
 			if strings.HasPrefix(filepath.Base(t), "beamloopbackworker-") {
@@ -80,5 +92,5 @@ func heldByOthers() (held map[string]bool, ok bool) {
 			}
 		}
 	}
-	return held, true
+	return mine, others, true
 }

@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
@@ -21,6 +23,10 @@ func TestRunLeavesNoLoopbackFile(t *testing.T) {
 	if err := os.WriteFile(other, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Beam drops the *os.File of the file it makes: no garbage collection
+	// may close it during this run, or it would be a young file no process
+	// holds, which stays (TestLoopbackFilesRemovesOnlyTheRunsOwn).
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	p, s := beam.NewPipelineWithRoot()
 	beam.Create(s, "a", "b")
 	if _, err := Run(context.Background(), "direct", p); err != nil {
@@ -36,9 +42,10 @@ func TestRunLeavesNoLoopbackFile(t *testing.T) {
 }
 
 // loopbackFiles removes the empty files created between its call and the
-// call of what it returns, whether this process still holds them open or a
-// garbage collection closed them, and leaves those that existed before, a
-// file with data, and one another process holds open.
+// call of what it returns that this process holds open, and those no
+// process holds once older than loopbackGrace (a garbage collection closed
+// Beam's); it leaves those that existed before, a file with data, one
+// another process holds open, and a young one no process holds.
 func TestLoopbackFilesRemovesOnlyTheRunsOwn(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -56,6 +63,11 @@ func TestLoopbackFilesRemovesOnlyTheRunsOwn(t *testing.T) {
 	create("before", nil).Close()
 	remove := loopbackFiles()
 	create("closed", nil).Close()
+	old := time.Now().Add(-loopbackGrace - time.Minute)
+	if err := os.Chtimes(path("closed"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	create("young", nil).Close()
 	open := create("open", nil)
 	defer open.Close()
 	create("data", []byte("x")).Close()
@@ -70,7 +82,7 @@ func TestLoopbackFilesRemovesOnlyTheRunsOwn(t *testing.T) {
 
 	remove()
 
-	for name, want := range map[string]bool{"before": true, "closed": false, "open": false, "data": true, "held": true} {
+	for name, want := range map[string]bool{"before": true, "closed": false, "young": true, "open": false, "data": true, "held": true} {
 		_, err := os.Stat(path(name))
 		if got := err == nil; got != want {
 			t.Errorf("beamloopbackworker-%s exists: %v, want %v", name, got, want)
