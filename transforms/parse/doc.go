@@ -22,6 +22,12 @@
 //     a comma before the fraction, an offset of +24:00 or with minute 60) are
 //     not RFC 3339 and are rejected with ErrBadTimestamp.
 //
+// A record that is not an event becomes a dead letter ([Row], [DeadLetterOf]):
+// its topic, partition, offset, key, headers and bytes, and an error column
+// "REASON: DETAIL". REASON is stable, one of [DeadLetterReasons] (the
+// parser's [Reasons] and "tombstone"), and is what to group and count by;
+// [SplitError] takes it apart. DETAIL says, for people, what was wrong.
+//
 // Nesting deeper than 10000 arrays and objects is rejected as a syntax error,
 // the same limit as encoding/json.
 package parse

@@ -2,13 +2,34 @@ package parse
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/haade/haade/transforms/offsets"
 )
 
-// TombstoneReason is the reason of a record with no value at all (a
-// tombstone): the dead letter keeps its coordinates, and its payload is null.
-const TombstoneReason = "tombstone: the record has no value (null)"
+// Tombstone is the reason of a record with no value at all (a tombstone):
+// the dead letter keeps its coordinates and key, and its payload is null.
+const Tombstone = "tombstone"
+
+// TombstoneReason is a tombstone's whole error column.
+const TombstoneReason = Tombstone + ": the record has no value (null)"
+
+// DeadLetterReasons lists every reason a dead letter of bronze's can carry
+// at the start of its error column (see SplitError): the parser's
+// (Reasons), and Tombstone. io/registryio adds its own two reasons with
+// --schema-registry.
+func DeadLetterReasons() []string {
+	return append(Reasons(), Tombstone)
+}
+
+// SplitError splits a dead letter's error column, "REASON: DETAIL", into
+// its reason (one of DeadLetterReasons, or registryio's) and the detail,
+// which is for people, not for matching. A column without ": " is all
+// reason.
+func SplitError(column string) (reason, detail string) {
+	reason, detail, _ = strings.Cut(column, ": ")
+	return reason, detail
+}
 
 // KafkaTime is a record's Kafka timestamp (milliseconds since the epoch) as
 // the kafka_timestamp column holds it: microseconds, or nil for Kafka's "no
