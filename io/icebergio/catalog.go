@@ -187,7 +187,7 @@ func (c CatalogConfig) Check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	closeCatalog(cat)
+	CloseCatalog(cat)
 	return nil
 }
 
@@ -205,8 +205,9 @@ func RedactURI(uri string) string {
 	return u.Redacted()
 }
 
-// closeCatalog releases a catalog's resources, if it holds any.
-func closeCatalog(cat catalog.Catalog) {
+// CloseCatalog closes cat when its implementation holds resources (the SQL
+// catalog's database handle).
+func CloseCatalog(cat catalog.Catalog) {
 	if c, ok := cat.(catalog.Closer); ok {
 		_ = c.Close()
 	}

@@ -242,14 +242,14 @@ func (c *committer) progressInterval() time.Duration {
 // metadata-only commit: no snapshot. Every window up to these offsets is in
 // the table or had no rows for it.
 func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
-	return retry(ctx, c.backoff, "record progress", c.ident, func() error {
-		tbl, err := c.loadTable(ctx)
+	return Retry(ctx, c.backoff, "record progress", c.ident, func() error {
+		tbl, err := c.LoadTable(ctx)
 		if err != nil {
 			return err
 		}
 		cur, _, _, err := committedOffsets(tbl, c.pipeline, c.ids)
 		if err != nil {
-			return permanent(err)
+			return Permanent(err)
 		}
 		if !offsets.Ahead(cur) {
 			return nil
@@ -280,9 +280,9 @@ func (c *committer) progress(offsets Offsets) iceberg.Properties {
 
 func (c *committer) load(ctx context.Context) (*table.Table, error) {
 	var tbl *table.Table
-	err := retry(ctx, c.backoff, "load table", c.ident, func() error {
+	err := Retry(ctx, c.backoff, "load table", c.ident, func() error {
 		var err error
-		tbl, err = c.loadTable(ctx)
+		tbl, err = c.LoadTable(ctx)
 		return err
 	})
 	return tbl, err
@@ -302,8 +302,8 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		props[SummaryTopicIDs] = c.ids.encode()
 	}
 	started := time.Now()
-	err = retry(ctx, c.backoff, "commit", c.ident, func() error {
-		tbl, err := c.loadTable(ctx)
+	err = Retry(ctx, c.backoff, "commit", c.ident, func() error {
+		tbl, err := c.LoadTable(ctx)
 		if err != nil {
 			return err
 		}
@@ -316,10 +316,10 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		// never commit rows the table already holds.
 		cur, _, _, err := committedOffsets(tbl, c.pipeline, c.ids)
 		if err != nil {
-			return permanent(err)
+			return Permanent(err)
 		}
 		if st, err := classify(w, cur, Offsets{}); err != nil {
-			return permanent(err)
+			return Permanent(err)
 		} else if st == windowDuplicate {
 			replayed = true
 			id = tbl.CurrentSnapshot().SnapshotID
@@ -336,13 +336,13 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		for _, enc := range w.Files {
 			df, err := codec.DecodeDataFile(enc, tbl.Spec(), tbl.Schema(), tbl.Metadata().Version())
 			if err != nil {
-				return permanent(fmt.Errorf("icebergio: decode data file for %s: %w", c.ident, err))
+				return Permanent(fmt.Errorf("icebergio: decode data file for %s: %w", c.ident, err))
 			}
 			files = append(files, df)
 		}
 		if c.beforeCommit != nil {
 			if err := c.beforeCommit(w); err != nil {
-				return permanent(err)
+				return Permanent(err)
 			}
 		}
 		// The offsets go into the snapshot summary and, in the same

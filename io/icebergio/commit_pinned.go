@@ -27,7 +27,7 @@ import (
 func pinned(tbl *table.Table) (*table.Transaction, error) {
 	tx := tbl.NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
-		return nil, permanent(fmt.Errorf("icebergio: pin the commit to the current snapshot of %v: %w", tbl.Identifier(), err))
+		return nil, Permanent(fmt.Errorf("icebergio: pin the commit to the current snapshot of %v: %w", tbl.Identifier(), err))
 	}
 	return tx, nil
 }

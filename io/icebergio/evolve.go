@@ -115,7 +115,7 @@ func Evolve(ctx context.Context, cat catalog.Catalog, ident string, ch Change) (
 			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
 			}
 		}
-		tbl, err := loadTable(ctx, cat, ident)
+		tbl, err := LoadTable(ctx, cat, ident)
 		if err != nil {
 			return rep, err
 		}

@@ -45,7 +45,7 @@ func fileWriter(ctx context.Context, tb testing.TB, tbl Table) *writeFn {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer closeCatalog(cat)
+	defer CloseCatalog(cat)
 	if _, err := EnsureTable(ctx, cat, tbl); err != nil {
 		tb.Fatal(err)
 	}

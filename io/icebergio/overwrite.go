@@ -115,17 +115,17 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 	if err != nil {
 		return err
 	}
-	defer closeCatalog(cat)
+	defer CloseCatalog(cat)
 	started := time.Now()
 	var id int64
-	err = retry(ctx, defaultBackoff, "overwrite", f.Ident, func() error {
-		tbl, err := loadTable(ctx, cat, f.Ident)
+	err = Retry(ctx, defaultBackoff, "overwrite", f.Ident, func() error {
+		tbl, err := LoadTable(ctx, cat, f.Ident)
 		if err != nil {
 			return err
 		}
 		as, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 		if err != nil {
-			return permanent(err)
+			return Permanent(err)
 		}
 		b := array.NewRecordBuilder(memory.DefaultAllocator, as)
 		defer b.Release()
@@ -134,7 +134,7 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 		defer rec.Release()
 		rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
 		if err != nil {
-			return permanent(err)
+			return Permanent(err)
 		}
 		defer rdr.Release()
 		props := iceberg.Properties{SummaryPipeline: f.Pipeline, SummaryOffsets: progress.Encode(),

@@ -67,10 +67,6 @@ type (
 	Offsets = offsets.Offsets
 )
 
-// Min returns, for each partition present in every one of sets, the
-// smallest next offset (offsets.Min).
-func Min(sets ...Offsets) Offsets { return offsets.Min(sets...) }
-
 func decodeOffsets(s string) (Offsets, error) {
 	o, err := offsets.Decode(s)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func TestOffsetsEncodeDecode(t *testing.T) {
@@ -64,7 +65,7 @@ func TestMin(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Min(tc.sets...)); diff != "" {
+			if diff := cmp.Diff(tc.want, offsets.Min(tc.sets...)); diff != "" {
 				t.Errorf("Min (-want +got):\n%s", diff)
 			}
 		})

@@ -12,17 +12,17 @@ import (
 // that failed may fail for ever (a SQLite file opened while read-only stays
 // read-only on that connection; a proxy that dropped it), so retrying on it
 // is waiting for nothing. A failed load marks the catalog stale too.
-func (c *committer) loadTable(ctx context.Context) (*table.Table, error) {
+func (c *committer) LoadTable(ctx context.Context) (*table.Table, error) {
 	if c.stale && c.open != nil {
 		cat, err := c.open(ctx)
 		if err != nil {
 			return nil, err
 		}
-		closeCatalog(c.cat)
+		CloseCatalog(c.cat)
 		c.cat, c.stale = cat, false
 		slog.Info("reopened the catalog after a failure", "table", c.ident)
 	}
-	tbl, err := loadTable(ctx, c.cat, c.ident)
+	tbl, err := LoadTable(ctx, c.cat, c.ident)
 	if err != nil {
 		c.stale = true
 	}

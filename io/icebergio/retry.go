@@ -18,9 +18,11 @@ type Backoff struct {
 
 var defaultBackoff = Backoff{Initial: 100 * time.Millisecond, Max: 30 * time.Second}
 
-// retry calls fn until it succeeds, fn says the error is permanent (by
-// returning it wrapped in permanent), or ctx ends.
-func retry(ctx context.Context, b Backoff, op, table string, fn func() error) error {
+// Retry calls fn until it succeeds, fn says the error is permanent (by
+// returning it wrapped with Permanent), or ctx ends, waiting as b says
+// between tries (a zero Backoff: 100ms doubling to 30s). Each retry is
+// logged and counted in haade_retries_total under table and op.
+func Retry(ctx context.Context, b Backoff, op, table string, fn func() error) error {
 	if b.Initial <= 0 {
 		b.Initial = defaultBackoff.Initial
 	}
@@ -65,4 +67,5 @@ type permanentError struct{ err error }
 
 func (p permanentError) Error() string { return p.err.Error() }
 
-func permanent(err error) error { return permanentError{err} }
+// Permanent marks err as not worth retrying: Retry returns it at once.
+func Permanent(err error) error { return permanentError{err} }

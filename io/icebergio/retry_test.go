@@ -30,7 +30,7 @@ func TestRetryRetriesUntilSuccessAndStopsOnPermanent(t *testing.T) {
 	ctx := context.Background()
 	b := Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond}
 	calls := 0
-	err := retry(ctx, b, "op", "t", func() error {
+	err := Retry(ctx, b, "op", "t", func() error {
 		calls++
 		if calls < 5 {
 			return errors.New("transient")
@@ -42,13 +42,13 @@ func TestRetryRetriesUntilSuccessAndStopsOnPermanent(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	calls = 0
-	err = retry(ctx, b, "op", "t", func() error { calls++; return permanent(boom) })
+	err = Retry(ctx, b, "op", "t", func() error { calls++; return Permanent(boom) })
 	if !errors.Is(err, boom) || calls != 1 {
 		t.Errorf("retry = %v after %d calls, want boom after 1", err, calls)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	calls = 0
-	err = retry(cctx, b, "op", "t", func() error {
+	err = Retry(cctx, b, "op", "t", func() error {
 		calls++
 		if calls == 3 {
 			cancel()

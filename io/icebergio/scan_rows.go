@@ -17,8 +17,8 @@ func ScanRows(ctx context.Context, cfg CatalogConfig, ident string, out any, opt
 	if err != nil {
 		return err
 	}
-	defer closeCatalog(cat)
-	tbl, err := loadTable(ctx, cat, ident)
+	defer CloseCatalog(cat)
+	tbl, err := LoadTable(ctx, cat, ident)
 	if err != nil {
 		return err
 	}

@@ -195,7 +195,7 @@ type TableStat struct {
 // Stat reads a table's row count, data file count, snapshot count,
 // location, and the offsets that pipeline committed.
 func Stat(ctx context.Context, cat catalog.Catalog, ident, pipeline string) (TableStat, error) {
-	tbl, err := loadTable(ctx, cat, ident)
+	tbl, err := LoadTable(ctx, cat, ident)
 	if err != nil {
 		return TableStat{}, err
 	}

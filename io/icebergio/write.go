@@ -85,7 +85,7 @@ func Open(ctx context.Context, cat CatalogConfig, t Table, pipeline string, opts
 	if err != nil {
 		return nil, err
 	}
-	defer closeCatalog(c)
+	defer CloseCatalog(c)
 	tbl, err := EnsureTable(ctx, c, t)
 	if err != nil {
 		return nil, err
@@ -277,7 +277,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return retry(ctx, defaultBackoff, "open catalog", f.Ident, func() error {
+	return Retry(ctx, defaultBackoff, "open catalog", f.Ident, func() error {
 		cat, err := f.Catalog.Open(ctx)
 		if err != nil {
 			return err
@@ -344,7 +344,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key st
 
 func (f *commitFn) Teardown() {
 	if f.c != nil {
-		closeCatalog(f.c.cat)
+		CloseCatalog(f.c.cat)
 	}
 }
 

@@ -84,37 +84,37 @@ type windowBuf struct {
 }
 
 func (f *writeFn) Setup(ctx context.Context) error {
-	return retry(ctx, defaultBackoff, "open table", f.Ident, func() error {
+	return Retry(ctx, defaultBackoff, "open table", f.Ident, func() error {
 		cat, err := f.Catalog.Open(ctx)
 		if err != nil {
 			return err
 		}
-		tbl, err := loadTable(ctx, cat, f.Ident)
+		tbl, err := LoadTable(ctx, cat, f.Ident)
 		if err != nil {
-			closeCatalog(cat)
+			CloseCatalog(cat)
 			return err
 		}
 		sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 		if err != nil {
-			closeCatalog(cat)
-			return permanent(err)
+			CloseCatalog(cat)
+			return Permanent(err)
 		}
 		// The table is the checkpoint: rows at or below the offsets it
 		// already holds are dropped, whatever the runner replays.
 		ids, err := decodeTopicIDs(f.TopicIDs)
 		if err != nil {
-			closeCatalog(cat)
-			return permanent(err)
+			CloseCatalog(cat)
+			return Permanent(err)
 		}
 		committed, _, _, err := committedOffsets(tbl, f.Pipeline, ids)
 		if err != nil {
-			closeCatalog(cat)
-			return permanent(err)
+			CloseCatalog(cat)
+			return Permanent(err)
 		}
 		prom, err := rows.PromotedColumns(tbl)
 		if err != nil {
-			closeCatalog(cat)
-			return permanent(err)
+			CloseCatalog(cat)
+			return Permanent(err)
 		}
 		f.cat, f.tbl, f.schema, f.committed, f.prom, f.checked = cat, tbl, sc, committed, prom, time.Now()
 		return nil
@@ -144,7 +144,7 @@ func (f *writeFn) refreshSchema(ctx context.Context) {
 		return
 	}
 	f.checked = time.Now()
-	tbl, err := loadTable(ctx, f.cat, f.Ident)
+	tbl, err := LoadTable(ctx, f.cat, f.Ident)
 	if err != nil {
 		slog.Warn("schema check failed; writing with the known schema", "table", f.Ident, "err", err)
 		return
@@ -282,7 +282,7 @@ func (f *writeFn) writeFiles(ctx context.Context, rec arrow.RecordBatch) ([]iceb
 		opts = append(opts, table.WithTargetFileSize(f.TargetFileSize))
 	}
 	var out []iceberg.DataFile
-	err := retry(ctx, defaultBackoff, "write data files", f.Ident, func() error {
+	err := Retry(ctx, defaultBackoff, "write data files", f.Ident, func() error {
 		out = out[:0]
 		rec.Retain() // WriteRecords releases what it consumes
 		seq := func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }
@@ -303,14 +303,16 @@ func (f *writeFn) Teardown() {
 		f.queue = nil
 	}
 	if f.cat != nil {
-		closeCatalog(f.cat)
+		CloseCatalog(f.cat)
 	}
 }
 
-func loadTable(ctx context.Context, cat catalog.Catalog, ident string) (*table.Table, error) {
+// LoadTable loads table ident of cat. A malformed identifier is a permanent
+// error for Retry; a failed load wraps ErrCatalog.
+func LoadTable(ctx context.Context, cat catalog.Catalog, ident string) (*table.Table, error) {
 	id, err := Identifier(ident)
 	if err != nil {
-		return nil, permanent(err)
+		return nil, Permanent(err)
 	}
 	tbl, err := cat.LoadTable(ctx, id)
 	if err != nil {

@@ -5,11 +5,11 @@ import (
 
 	"github.com/haade/haade/pipelines/bronze/bronze"
 	"github.com/haade/haade/runners"
-	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/flagsdoc"
 )
 
 func TestFlagsDoc(t *testing.T) {
 	fs := runners.NewFlagSet("bronze")
 	bronze.Flags(fs)
-	cmdtest.FlagsDoc(t, "bronze", fs)
+	flagsdoc.Check(t, "bronze", fs)
 }

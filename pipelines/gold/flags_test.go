@@ -4,11 +4,11 @@ import (
 	"testing"
 
 	"github.com/haade/haade/runners"
-	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/flagsdoc"
 )
 
 func TestFlagsDoc(t *testing.T) {
 	fs := runners.NewFlagSet("gold")
 	flags(fs)
-	cmdtest.FlagsDoc(t, "gold", fs)
+	flagsdoc.Check(t, "gold", fs)
 }

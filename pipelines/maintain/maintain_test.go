@@ -22,6 +22,7 @@ import (
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/enrich"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -78,7 +79,7 @@ func (e *env) round(n int) error {
 		return err
 	}
 	evs.Interval, dead.Interval = time.Second, time.Second
-	parts, err := kafkaio.Plan(ctx, e.kcfg, icebergio.Min(evs.Committed, dead.Committed)[topic], kafkaio.Earliest, true, 20*time.Second)
+	parts, err := kafkaio.Plan(ctx, e.kcfg, offsets.Min(evs.Committed, dead.Committed)[topic], kafkaio.Earliest, true, 20*time.Second)
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,11 @@ package main
 import (
 	"testing"
 
-	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/flagsdoc"
 )
 
 func TestFlagsDoc(t *testing.T) {
 	fs := newFlagSet()
 	flags(fs)
-	cmdtest.FlagsDoc(t, "produce", fs)
+	flagsdoc.Check(t, "produce", fs)
 }

@@ -4,11 +4,11 @@ import (
 	"testing"
 
 	"github.com/haade/haade/runners"
-	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/flagsdoc"
 )
 
 func TestFlagsDoc(t *testing.T) {
 	fs := runners.NewFlagSet("silver")
 	flags(fs)
-	cmdtest.FlagsDoc(t, "silver", fs)
+	flagsdoc.Check(t, "silver", fs)
 }

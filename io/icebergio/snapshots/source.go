@@ -13,6 +13,7 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/rows"
+	"github.com/haade/haade/transforms/offsets"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -315,7 +316,7 @@ func ResumeSource(ctx context.Context, cat icebergio.CatalogConfig, ident string
 		sets = append(sets, k.Committed)
 	}
 	after := int64(0)
-	if next, ok := icebergio.Min(sets...).Next(topic, 0); ok {
+	if next, ok := offsets.Min(sets...).Next(topic, 0); ok {
 		after = next - 1
 	}
 	src := Source{Catalog: cat, Ident: ident, After: after}

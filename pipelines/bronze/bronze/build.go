@@ -15,6 +15,7 @@ import (
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/enrich"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -76,7 +77,7 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 
 	// Resume from the smallest offsets the two tables hold; each writer
 	// drops what its own table already has.
-	committed := icebergio.Min(events.Committed, dead.Committed)[cfg.Kafka.Topic]
+	committed := offsets.Min(events.Committed, dead.Committed)[cfg.Kafka.Topic]
 	policy := cfg.Start
 	if recreated || len(events.Committed[cfg.Kafka.Topic])+len(dead.Committed[cfg.Kafka.Topic]) > 0 {
 		// This pipeline ran before: a partition missing from the offsets is

@@ -1,4 +1,7 @@
-package cmdtest
+// Package flagsdoc keeps docs/flags.md generated from the commands' flag
+// sets: each command's TestFlagsDoc calls Check, which fails when the
+// command's table is stale.
+package flagsdoc
 
 import (
 	"bytes"
@@ -14,17 +17,17 @@ import (
 	"github.com/haade/haade/runners"
 )
 
-// UpdateDocsEnv, set to 1, makes FlagsDoc rewrite docs/flags.md instead of
+// UpdateDocsEnv, set to 1, makes Check rewrite docs/flags.md instead of
 // comparing against it:
 //
 //	HAADE_UPDATE_DOCS=1 go test -p 1 -run '^TestFlagsDoc$' ./pipelines/...
 const UpdateDocsEnv = "HAADE_UPDATE_DOCS"
 
-// FlagsDoc checks that docs/flags.md holds, between the markers
+// Check checks that docs/flags.md holds, between the markers
 // <!-- flags NAME --> and <!-- end flags NAME -->, the Markdown table of
 // fs's flags (runners.Markdown): the flags document is generated from the
 // flag sets, and a test fails when it is stale.
-func FlagsDoc(t *testing.T, name string, fs *flag.FlagSet) {
+func Check(t *testing.T, name string, fs *flag.FlagSet) {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	path := filepath.Join(filepath.Dir(file), "..", "..", "docs", "flags.md")
