@@ -19,6 +19,9 @@ func NewFlagSet(name string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		fs.Var(f.Value, f.Name, f.Usage)
+		// Var takes the value's current string as the default: an earlier
+		// run in this process may have set it. The default is Beam's.
+		fs.Lookup(f.Name).DefValue = f.DefValue
 	})
 	return fs
 }
