@@ -77,6 +77,13 @@ type Config struct {
 	// backlog, 8 MiB per partition held about 1 GB for 8 partitions
 	// (testing/benchmark, before the prefetch).
 	FetchMaxPartitionBytes int32
+	// ClientMetricsPerPartition serves franz-go's client metrics (kgo_*)
+	// of each partition's client on its own, with the request-duration
+	// histogram. Default false: the read's clients are summed into one
+	// series per read, broker and topic (client="read/TOPIC"), without
+	// histograms, so that a topic of a thousand partitions does not make
+	// a thousand series sets.
+	ClientMetricsPerPartition bool
 }
 
 // DefaultFetchMaxPartitionBytes is 512 KiB, half of Kafka's own

@@ -110,7 +110,11 @@ func takeConsumer(read string, cfg Config, partition int32, at int64) (*consumer
 	if err != nil {
 		return nil, err
 	}
-	cl, err := newClient(fmt.Sprintf("read/%s/%d", cfg.Topic, partition), opts...)
+	group := "read/" + cfg.Topic
+	if cfg.ClientMetricsPerPartition {
+		group = ""
+	}
+	cl, err := newGroupedClient(fmt.Sprintf("%s/%d", "read/"+cfg.Topic, partition), group, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}

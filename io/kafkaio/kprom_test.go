@@ -3,14 +3,17 @@ package kafkaio
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/protobuf/proto"
 )
 
 // gatherKgo registers Collectors() with a new registry, gathers it, and
@@ -57,39 +60,112 @@ func metricValue(m *dto.Metric) float64 {
 // TestClientMetrics reads from kfake and checks that franz-go's own
 // metrics (kprom) of the read's clients and of the admin client that
 // planned it are served by Collectors(): connections, bytes read from the
-// broker, fetched bytes per topic and request latencies, each > 0. Two runs
-// make new clients with the same names: gathering must still succeed, with
-// one series per client name.
+// broker and fetched bytes per topic, each > 0. By default the read's
+// clients are summed under client="read/TOPIC", without histograms; with
+// ClientMetricsPerPartition each partition's client has its own series and
+// the request-latency histogram. Two runs make new clients with the same
+// names: gathering must still succeed, with one series per client name.
 func TestClientMetrics(t *testing.T) {
 	cfg := startKafka(t, 2)
 	cl := client(t, cfg)
 	want := produce(t, cl, "m", map[int32]int{0: 30, 1: 12})
-	for run := 0; run < 2; run++ {
-		parts := plan(t, cfg, nil, Earliest, true)
-		p, s := beam.NewPipelineWithRoot()
-		passert.EqualsList(s, beam.ParDo(s, recordValues, Read(s, cfg, parts)), want)
-		if err := runWithin(t, p, 60*time.Second); err != nil {
-			t.Fatal(err)
+	read := func(cfg Config) map[string]map[string]float64 {
+		for run := 0; run < 2; run++ {
+			parts := plan(t, cfg, nil, Earliest, true)
+			p, s := beam.NewPipelineWithRoot()
+			passert.EqualsList(s, beam.ParDo(s, recordValues, Read(s, cfg, parts)), want)
+			if err := runWithin(t, p, 60*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return gatherKgo(t)
+	}
+	check := func(got map[string]map[string]float64, metric, client string) {
+		t.Helper()
+		if v := got[metric][client]; v <= 0 {
+			t.Errorf("%s{client=%q} = %v, want > 0 (have %v)", metric, client, v, got[metric])
 		}
 	}
-	got := gatherKgo(t)
+
+	got := read(cfg)
+	for _, metric := range []string{"kgo_connects_total", "kgo_read_bytes_total", "kgo_write_bytes_total", "kgo_fetch_bytes_total"} {
+		check(got, metric, "read/"+topic)
+		for client := range got[metric] {
+			if strings.HasPrefix(client, "read/"+topic+"/") {
+				t.Errorf("%s{client=%q}: a partition's client served on its own by default", metric, client)
+			}
+		}
+	}
+	check(got, "kgo_connects_total", "admin/"+topic)
+	check(got, "kgo_read_bytes_total", "admin/"+topic)
+	if v, ok := got["kgo_request_duration_e2e_seconds"]["read/"+topic]; ok {
+		t.Errorf("kgo_request_duration_e2e_seconds{client=\"read/%s\"} = %v: the summed read has no histogram", topic, v)
+	}
+	if v := got["kgo_connect_errors_total"]; len(v) != 0 {
+		t.Errorf("kgo_connect_errors_total = %v, want no series", v)
+	}
+
+	cfg.ClientMetricsPerPartition = true
+	got = read(cfg)
 	for _, c := range []struct{ metric, client string }{
-		{"kgo_connects_total", "admin/" + topic},
 		{"kgo_connects_total", "read/" + topic + "/0"},
 		{"kgo_connects_total", "read/" + topic + "/1"},
 		{"kgo_read_bytes_total", "read/" + topic + "/0"},
 		{"kgo_write_bytes_total", "read/" + topic + "/1"},
-		{"kgo_read_bytes_total", "admin/" + topic},
 		{"kgo_fetch_bytes_total", "read/" + topic + "/0"},
 		{"kgo_fetch_bytes_total", "read/" + topic + "/1"},
 		{"kgo_request_duration_e2e_seconds", "read/" + topic + "/0"},
 	} {
-		if v := got[c.metric][c.client]; v <= 0 {
-			t.Errorf("%s{client=%q} = %v, want > 0 (have %v)", c.metric, c.client, v, got[c.metric])
-		}
+		check(got, c.metric, c.client)
 	}
-	if v := got["kgo_connect_errors_total"]; len(v) != 0 {
-		t.Errorf("kgo_connect_errors_total = %v, want no series", v)
+}
+
+// sumGroups sums counters and gauges over a group's clients, keeps every
+// other label, leaves clients of other groups apart, and drops histograms.
+func TestSumGroups(t *testing.T) {
+	label := func(kv ...string) []*dto.LabelPair {
+		var ls []*dto.LabelPair
+		for i := 0; i < len(kv); i += 2 {
+			ls = append(ls, &dto.LabelPair{Name: proto.String(kv[i]), Value: proto.String(kv[i+1])})
+		}
+		return ls
+	}
+	counter := func(v float64, kv ...string) *dto.Metric {
+		return &dto.Metric{Label: label(kv...), Counter: &dto.Counter{Value: proto.Float64(v)}}
+	}
+	mf := &dto.MetricFamily{Name: proto.String("kgo_connects_total"), Help: proto.String("h"), Type: dto.MetricType_COUNTER.Enum(),
+		Metric: []*dto.Metric{
+			counter(1, "client", "read/t/0", "node_id", "1"),
+			counter(2, "client", "read/t/1", "node_id", "1"),
+			counter(4, "client", "read/t/1", "node_id", "2"),
+			counter(8, "client", "read/u/0", "node_id", "1"),
+		}}
+	groupOf := map[string]string{"read/t/0": "read/t", "read/t/1": "read/t", "read/u/0": "read/u"}
+	ch := make(chan prometheus.Metric, 10)
+	sumGroups(mf, groupOf, ch)
+	hist := &dto.MetricFamily{Name: proto.String("kgo_h"), Type: dto.MetricType_HISTOGRAM.Enum(),
+		Metric: []*dto.Metric{{Label: label("client", "read/t/0"), Histogram: &dto.Histogram{SampleCount: proto.Uint64(1)}}}}
+	sumGroups(hist, groupOf, ch)
+	close(ch)
+	got := map[string]float64{}
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		var key []string
+		for _, l := range d.GetLabel() {
+			key = append(key, l.GetName()+"="+l.GetValue())
+		}
+		got[strings.Join(key, ",")] = d.GetCounter().GetValue()
+	}
+	want := map[string]float64{
+		"client=read/t,node_id=1": 3,
+		"client=read/t,node_id=2": 4,
+		"client=read/u,node_id=1": 8,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("summed series (-want +got):\n%s", diff)
 	}
 }
 

@@ -72,6 +72,7 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 	onRecreated := fs.String("on-topic-recreated", "fail", "when --topic was deleted and created again since the tables recorded its offsets: fail, or earliest to read the new topic from its start")
 	allowSecond := fs.Bool("allow-second-pipeline-id", false, "write tables that another --pipeline-id already feeds from --topic (each stores every record once)")
 	readUncommitted := fs.Bool("kafka-read-uncommitted", false, "also read records of open and aborted transactions")
+	clientMetrics := fs.Bool("kafka-client-metrics-per-partition", false, "serve franz-go's kgo_* metrics per partition's client, with the request-duration histogram (default: summed per read, no histogram)")
 	registry := registryFlags(fs)
 
 	return func() (Config, error) {
@@ -82,6 +83,7 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 			Demo: *demo || !deployment(fs), DemoEvents: *demoEvents, Progress: *progress, OnRecreated: *onRecreated, AllowSecondPipeline: *allowSecond,
 		}
 		c.Kafka.ReadUncommitted = *readUncommitted
+		c.Kafka.ClientMetricsPerPartition = *clientMetrics
 		c.Registry = registry(c.Kafka.Topic)
 		var err error
 		if c.Common, err = common(); err != nil {
