@@ -79,9 +79,14 @@ var reasons = func() map[string]string {
 func expectedRow(t testing.TB, topic string, k krec) (row map[string]any, dlq bool) {
 	t.Helper()
 	ts := any(k.TsMs * 1000)
-	// Every topic of this tier has CreateTime timestamps.
+	// A topic's timestamps are CreateTime unless kcat said otherwise
+	// (env.timestampTypes).
+	tsType := k.TsType
+	if tsType == "" {
+		tsType = "CreateTime"
+	}
 	common := map[string]any{"kafka_topic": topic, "kafka_partition": int64(k.P), "kafka_offset": k.O, "kafka_timestamp": ts,
-		"kafka_key": b64(k.K), "kafka_headers": nil, "kafka_timestamp_type": "CreateTime"}
+		"kafka_key": b64(k.K), "kafka_headers": nil, "kafka_timestamp_type": tsType}
 	if k.H != nil {
 		var hs []any
 		for _, h := range k.H {

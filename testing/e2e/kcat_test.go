@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -178,6 +179,9 @@ type krec struct {
 	V    []byte      // nil: null value (tombstone)
 	K    []byte      // nil: no key
 	H    [][2]string // the headers, in order (kcat prints them as text)
+	// TsType is whose time TsMs is, "CreateTime" or "LogAppendTime"; ""
+	// until timestampTypes has asked kcat.
+	TsType string
 }
 
 // consumeAll reads the whole topic with kcat, the truth the tables are
@@ -246,6 +250,49 @@ func (e *env) consumeAll() []krec {
 	})
 	e.t.Logf("kcat consumed %d records in %v", len(recs), time.Since(start).Round(10*time.Millisecond))
 	return recs
+}
+
+// timestampTypes sets each record's TsType from kcat -J, whose envelope
+// says whose time the timestamp is ("tstype": "create" or "logappend");
+// its format strings have no token for it.
+func (e *env) timestampTypes(recs []krec) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "kcat", "-C", "-b", brokers, "-t", e.topic, "-o", "beginning", "-e", "-q", "-J").Output()
+	if err != nil {
+		e.t.Fatalf("kcat -C -J: %v", err)
+	}
+	types := map[[2]int64]string{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var env struct {
+			Partition int32  `json:"partition"`
+			Offset    int64  `json:"offset"`
+			TsType    string `json:"tstype"`
+			Ts        int64  `json:"ts"`
+		}
+		if err := dec.Decode(&env); err == io.EOF {
+			break
+		} else if err != nil {
+			e.t.Fatalf("kcat -C -J output: %v", err)
+		}
+		switch env.TsType {
+		case "create":
+			types[[2]int64{int64(env.Partition), env.Offset}] = "CreateTime"
+		case "logappend":
+			types[[2]int64{int64(env.Partition), env.Offset}] = "LogAppendTime"
+		default:
+			e.t.Fatalf("kcat -C -J: record %d/%d has tstype %q", env.Partition, env.Offset, env.TsType)
+		}
+	}
+	for i := range recs {
+		t, ok := types[[2]int64{int64(recs[i].P), recs[i].O}]
+		if !ok {
+			e.t.Fatalf("kcat -C -J did not print record %d/%d", recs[i].P, recs[i].O)
+		}
+		recs[i].TsType = t
+	}
 }
 
 var queryLine = regexp.MustCompile(`\[(\d+)\] offset (\d+)`)

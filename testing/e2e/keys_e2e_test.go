@@ -4,10 +4,14 @@ package e2e
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/haade/haade/transforms/parse"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // produceKeyed sends each value with its key and the same headers, in the
@@ -59,4 +63,56 @@ func TestKeysAndHeaders(t *testing.T) {
 	}
 	e.runBounded(3 * time.Minute)
 	e.verify(truth, verifyOpts{})
+}
+
+// On a topic with message.timestamp.type=LogAppendTime the broker stamps
+// each record with its own time: kafka_timestamp holds the broker's time
+// and kafka_timestamp_type says LogAppendTime, in both tables, as kcat -J
+// reports them (its envelope's tstype), read by icebergio.ScanRows, Spark
+// and pyiceberg. The producer's timestamps (an hour ago) must not land.
+func TestLogAppendTime(t *testing.T) {
+	e := newEnv(t, "logappend", 2)
+	adm := kadm.NewClient(mustClient(t))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	v := "LogAppendTime"
+	rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "message.timestamp.type", Value: &v}}, e.topic)
+	if err == nil {
+		_, err = rs.On(e.topic, nil)
+	}
+	if err != nil {
+		t.Fatalf("set message.timestamp.type=LogAppendTime on %s: %v", e.topic, err)
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	cl := mustClient(t, kgo.DefaultProduceTopic(e.topic))
+	for i, val := range [][]byte{event(0), event(1), parse.MalformedCorpus[0], event(2)} {
+		r := &kgo.Record{Key: []byte(fmt.Sprint("k", i)), Value: val, Timestamp: hourAgo}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	truth := e.consumeAll()
+	e.timestampTypes(truth)
+	for _, k := range truth {
+		if k.TsType != "LogAppendTime" || time.UnixMilli(k.TsMs).Before(hourAgo.Add(30*time.Minute)) {
+			t.Fatalf("record %d/%d: Kafka says %s at %v, want the broker's LogAppendTime: the topic's config did not apply",
+				k.P, k.O, k.TsType, time.UnixMilli(k.TsMs))
+		}
+	}
+	if len(truth) != 4 {
+		t.Fatalf("Kafka holds %d records, want 4", len(truth))
+	}
+	e.runBounded(3 * time.Minute)
+	e.verify(truth, verifyOpts{})
+}
+
+// mustClient is a franz-go client of the tier's broker, closed at the end.
+func mustClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
 }
