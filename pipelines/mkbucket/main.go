@@ -28,39 +28,88 @@ import (
 	"github.com/haade/haade/io/s3io"
 )
 
-func main() {
-	endpoint := flag.String("s3-endpoint", os.Getenv("HAADE_S3_ENDPOINT"), "S3 endpoint, e.g. http://127.0.0.1:9000 (env HAADE_S3_ENDPOINT); credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION")
-	bucket := flag.String("bucket", "warehouse", "bucket to create")
-	timeout := flag.Duration("timeout", 2*time.Minute, "how long to keep retrying while the endpoint is unreachable")
-	check := flag.Bool("check-writable", true, "also put and delete a probe object")
-	user := flag.String("user", "", "also create or update this MinIO user (access key) with a policy for --bucket only (MinIO admin API; the credentials in AWS_* must be an admin's)")
-	secretEnv := flag.String("user-secret-env", "PIPELINE_SECRET_ACCESS_KEY", "environment variable that holds the --user's secret key")
-	secretFile := flag.String("user-secret-file", "", "file that holds the --user's secret key (instead of --user-secret-env)")
-	policy := flag.String("policy", "", "name of the --user's policy (default haade-<bucket>-rw)")
-	flag.Parse()
-	if *endpoint == "" {
-		fmt.Fprintln(os.Stderr, "mkbucket: --s3-endpoint is required")
-		os.Exit(2)
-	}
-	var u *userSpec
-	if *user != "" {
+// options is mkbucket's command line.
+type options struct {
+	endpoint, bucket string
+	timeout          time.Duration
+	check            bool
+	user             *userSpec // nil without --user
+}
+
+// flags defines mkbucket's flags on fs and returns a func that reads them,
+// once fs is parsed.
+func flags(fs *flag.FlagSet) func() (options, error) {
+	endpoint := fs.String("s3-endpoint", "", "S3 endpoint, e.g. http://127.0.0.1:9000; credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION")
+	bucket := fs.String("bucket", "warehouse", "bucket to create")
+	timeout := fs.Duration("timeout", 2*time.Minute, "how long to keep retrying while the endpoint is unreachable")
+	check := fs.Bool("check-writable", true, "also put and delete a probe object")
+	user := fs.String("user", "", "also create or update this MinIO user (access key) with a policy for --bucket only (MinIO admin API; the credentials in AWS_* must be an admin's)")
+	secretEnv := fs.String("user-secret-env", "PIPELINE_SECRET_ACCESS_KEY", "environment variable that holds the --user's secret key")
+	secretFile := fs.String("user-secret-file", "", "file that holds the --user's secret key (instead of --user-secret-env)")
+	policy := fs.String("policy", "", "name of the --user's policy (default haade-<bucket>-rw)")
+	return func() (options, error) {
+		o := options{endpoint: *endpoint, bucket: *bucket, timeout: *timeout, check: *check}
+		if o.endpoint == "" {
+			return o, errors.New("--s3-endpoint is required")
+		}
+		if *user == "" {
+			return o, nil
+		}
 		secret, err := readSecret(*secretEnv, *secretFile)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "mkbucket:", err)
-			os.Exit(2)
+			return o, err
 		}
-		u = &userSpec{User: *user, Secret: secret, Policy: *policy, Bucket: *bucket}
-		if u.Policy == "" {
-			u.Policy = "haade-" + *bucket + "-rw"
+		o.user = &userSpec{User: *user, Secret: secret, Policy: *policy, Bucket: *bucket}
+		if o.user.Policy == "" {
+			o.user.Policy = "haade-" + *bucket + "-rw"
 		}
+		return o, nil
 	}
-	if err := run(*endpoint, *bucket, *timeout, *check, u); err != nil {
+}
+
+// parse parses args into fs, then sets each flag that args did not set
+// from HAADE_<FLAG> (upper case, dashes as underscores), as every HAADE
+// command does (runners.Parse, which this small command does not link).
+func parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags are --name=value)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "HAADE_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(f.Name))
+		if v := getenv(env); v != "" && !set[f.Name] && err == nil {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("invalid value %q for --%s from $%s: %v", v, f.Name, env, e)
+			}
+		}
+	})
+	return err
+}
+
+func main() {
+	fs := flag.NewFlagSet("mkbucket", flag.ExitOnError)
+	opts := flags(fs)
+	err := parse(fs, os.Args[1:], os.Getenv)
+	var o options
+	if err == nil {
+		o, err = opts()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mkbucket:", err)
+		os.Exit(2)
+	}
+	if err := run(o.endpoint, o.bucket, o.timeout, o.check, o.user); err != nil {
 		fmt.Fprintln(os.Stderr, "mkbucket:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("mkbucket: bucket %q is ready at %s\n", *bucket, *endpoint)
-	if u != nil {
-		fmt.Printf("mkbucket: user %q has policy %q (bucket %q only)\n", u.User, u.Policy, *bucket)
+	fmt.Printf("mkbucket: bucket %q is ready at %s\n", o.bucket, o.endpoint)
+	if o.user != nil {
+		fmt.Printf("mkbucket: user %q has policy %q (bucket %q only)\n", o.user.User, o.user.Policy, o.bucket)
 	}
 }
 
