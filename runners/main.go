@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/io/icebergio/snapshots"
-	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/runners/lineage"
 	"github.com/haade/haade/runners/obs"
 )
@@ -157,16 +155,13 @@ func Main[C Commoner](p Pipeline[C]) {
 }
 
 // Stop makes the sources of this process stop at their current positions,
-// so the last windows commit and the pipeline's run returns normally: the
-// Kafka reads (kafkaio.Stop) and the snapshot reads (snapshots.StopReads),
-// with the committers told to make their last offsets durable
-// (icebergio.Stopping). The tables' offsets say where the next run starts.
-// Cancelling Prism's context instead crashes the process.
-func Stop() {
-	icebergio.Stopping()
-	kafkaio.Stop()
-	snapshots.StopReads()
-}
+// so the last windows commit and the pipeline's run returns normally: first
+// the committers are told to make their last offsets durable, then the
+// Kafka reads and the snapshot reads constructed until now stop. The io
+// packages read that state from internal/stop, so the harness links only
+// the io packages its pipeline uses. The tables' offsets say where the
+// next run starts. Cancelling Prism's context instead crashes the process.
+func Stop() { stop.Now() }
 
 // exitError carries the exit code of an error that Main exits on.
 type exitError struct {
@@ -268,9 +263,9 @@ func (p Pipeline[C]) Run(args []string, getenv func(string) string, stdout, stde
 		return 2
 	}
 	if p.Start != nil {
-		stop, err := p.Start(ctx, &cfg, stdout)
-		if stop != nil {
-			defer stop()
+		cleanup, err := p.Start(ctx, &cfg, stdout)
+		if cleanup != nil {
+			defer cleanup()
 		}
 		if err != nil {
 			return fail(err, 2, "")
@@ -319,7 +314,7 @@ func (p Pipeline[C]) Run(args []string, getenv func(string) string, stdout, stde
 		if !replanned.Load() || signalled.Load() {
 			break
 		}
-		icebergio.Running() // the stop was ours, not the process's
+		stop.RunAgain() // the stop was ours, not the process's
 		slog.Info("running again, planned anew", "pipeline", p.Name)
 	}
 	if p.Summary != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/internal/stop"
 )
 
 // WindowFiles is everything the writers produced for one table and one
@@ -221,7 +222,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 		res.Offsets = running.String()
 		done = append(done, res)
 		commits.WithLabelValues(c.ident, res.Outcome).Inc()
-		if res.Outcome == "empty" && running.Ahead(committed) && (time.Since(durableAt) >= c.progressInterval() || stopping.Load()) {
+		if res.Outcome == "empty" && running.Ahead(committed) && (time.Since(durableAt) >= c.progressInterval() || stop.Stopping()) {
 			if err := c.recordProgress(ctx, running); err != nil {
 				return pending, running, done, err
 			}

@@ -52,7 +52,9 @@ type Sink struct {
 	Others []string
 	// ProgressEvery is how often the committer records, in the table's
 	// progress property, the offsets that windows without rows advanced.
-	// Default (0) once a minute; see Bounded.
+	// Default (0) once a minute; see Bounded. While the process stops
+	// cleanly (runners.Stop), where the committer runs in it (Prism), they
+	// are recorded at once.
 	ProgressEvery time.Duration
 }
 

@@ -12,7 +12,8 @@
 // time. An unbounded read checkpoints itself after Config.CallDuration and
 // resumes when idle; a bounded one ends at its end offsets.
 //
-// Stop ends every read of the process at its current position, so that an
+// A clean stop of the process (runners.Stop, through internal/stop) ends
+// every read constructed before it at its current position, so that an
 // in-process runner (Prism) drains and returns. Secrets never travel in the
 // pipeline: Config.SASLPassword is left out when the Config is serialized,
 // and workers read it from HAADE_KAFKA_SASL_PASSWORD (or the file named by

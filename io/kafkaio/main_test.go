@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -142,7 +143,7 @@ func runWithin(t *testing.T, p *beam.Pipeline, limit time.Duration) error {
 	}
 }
 
-// runUntilStop runs p in the background, calls Stop once ready() holds (or
+// runUntilStop runs p in the background, stops cleanly (stop.Now) once ready() holds (or
 // when limit has passed), and returns the run's error. It fails the test
 // if ready never held.
 func runUntilStop(t *testing.T, p *beam.Pipeline, limit time.Duration, ready func() bool) error {
@@ -155,20 +156,20 @@ func runUntilStop(t *testing.T, p *beam.Pipeline, limit time.Duration, ready fun
 	for !ready() {
 		select {
 		case err := <-done:
-			t.Fatalf("the unbounded pipeline returned before Stop: %v", err)
+			t.Fatalf("the unbounded pipeline returned before the stop: %v", err)
 		case <-tick.C:
 		}
 		if time.Now().After(deadline) {
-			Stop()
+			stop.Now()
 			t.Fatalf("not ready within %v; stopped", limit)
 		}
 	}
-	Stop()
+	stop.Now()
 	select {
 	case err := <-done:
 		return err
 	case <-time.After(30 * time.Second):
-		t.Fatal("the pipeline did not return within 30s of Stop")
+		t.Fatal("the pipeline did not return within 30s of the stop")
 		return nil
 	}
 }

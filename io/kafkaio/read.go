@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/haade/haade/internal/stop"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -59,7 +60,7 @@ func (f *partitionsFn) ProcessElement(_ []byte, emit func(Partition)) {
 type readFn struct {
 	Cfg         Config
 	ReadID      string
-	Constructed int64 // unix nanos, for Stop
+	Constructed int64 // unix nanos: a clean stop (internal/stop) after it stops the read
 
 	shared bool // the watermark table of this read lives in this process
 	// bundleStart is when the current bundle started: the live calls of
@@ -124,7 +125,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 		we.publish(mtime.MaxTimestamp)
 		return sdf.StopProcessing(), nil
 	}
-	if stopped(f.Constructed) {
+	if stop.Stopped(f.Constructed) {
 		return f.finish(rt, we, r, mtime.MaxTimestamp)
 	}
 	c, err := takeConsumer(f.ReadID, f.Cfg, p.ID, r.Start)
@@ -155,7 +156,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 	first := mtime.MaxTimestamp // the stamp of this call's first batch
 	idle, caughtUp := false, false
 	for time.Now().Before(deadline) {
-		if stopped(f.Constructed) {
+		if stop.Stopped(f.Constructed) {
 			putConsumer(f.ReadID, p.ID, c)
 			return f.finish(rt, we, r, first)
 		}
@@ -276,7 +277,8 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 	return sdf.ResumeProcessingIn(0), nil
 }
 
-// finish ends the partition at its current position after Stop: it claims
+// finish ends the partition at its current position after a clean stop
+// (runners.Stop, through internal/stop): it claims
 // the rest of the restriction so that the SDK sees it fully processed.
 // first is the stamp of the first batch this call emitted, if any.
 func (f *readFn) finish(rt *sdf.LockRTracker, we *watermarkEstimator, r offsetrange.Restriction, first mtime.Time) (sdf.ProcessContinuation, error) {

@@ -214,8 +214,8 @@ func TestReadOffsetOutOfRange(t *testing.T) {
 	}
 }
 
-// TestStop runs an unbounded read while records keep arriving, calls Stop
-// once some are read, and expects the pipeline to drain and return without
+// TestStop runs an unbounded read while records keep arriving, stops
+// cleanly once some are read, and expects the pipeline to drain and return without
 // error, with every record it read counted by its windows.
 func TestStop(t *testing.T) {
 	cfg := startKafka(t, 4)
@@ -254,7 +254,7 @@ func TestStop(t *testing.T) {
 	err := runUntilStop(t, p, 60*time.Second, func() bool { return read.Load() >= 600 })
 	close(stop)
 	if err != nil {
-		t.Fatalf("run after Stop: %v", err)
+		t.Fatalf("run after the stop: %v", err)
 	}
 	if err := <-produced; err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ func TestSplitPrimaryKeepsWatermark(t *testing.T) {
 	}
 }
 
-// TestFinishAfterSplit: Stop makes a call finish its restriction; a
+// TestFinishAfterSplit: a clean stop makes a call finish its restriction; a
 // primary that was split meanwhile leaves the watermark to its residual.
 func TestFinishAfterSplit(t *testing.T) {
 	for _, split := range []bool{false, true} {

@@ -14,7 +14,7 @@ import (
 // exported in haade_kafka_consumer_lag, so that HaadeLagGrowing can fire.
 //
 // A running read cannot take new restrictions (one element per partition,
-// made at construction), so the caller stops the read (Stop) and plans
+// made at construction), so the caller stops the read (runners.Stop) and plans
 // again: the new partitions are then read from their earliest offset.
 func WatchPartitions(ctx context.Context, cfg Config, known []Partition, interval time.Duration, grown func(added []Partition)) {
 	if interval <= 0 {
@@ -50,6 +50,3 @@ func WatchPartitions(ctx context.Context, cfg Config, known []Partition, interva
 		}
 	}
 }
-
-// StopTime returns the time of the last Stop in unix nanoseconds, or 0.
-func StopTime() int64 { return stopBefore.Load() }

@@ -2,7 +2,6 @@ package kafkaio
 
 import (
 	"testing"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 )
@@ -70,18 +69,5 @@ func TestWatermarkNotShared(t *testing.T) {
 	e.publish(400) // no table: nothing to publish to
 	if got := mtime.FromTime(e.CurrentWatermark()); got != 300 {
 		t.Errorf("watermark %v, want 300", got)
-	}
-}
-
-func TestStopped(t *testing.T) {
-	before := stopBefore.Load()
-	t.Cleanup(func() { stopBefore.Store(before) })
-	constructed := time.Now().UnixNano()
-	Stop()
-	if !stopped(constructed) {
-		t.Error("a read constructed before Stop is not stopped")
-	}
-	if stopped(stopBefore.Load() + 1) {
-		t.Error("a read constructed after Stop is stopped")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/io/s3io"
 	"github.com/haade/haade/runners"
@@ -88,7 +89,7 @@ var pipeline = func() runners.Pipeline[bronze.Config] {
 			if err != nil {
 				return fmt.Errorf("summary: %w", err)
 			}
-			if cfg.Bounded && !kafkaio.Stopped() {
+			if cfg.Bounded && !stop.Requested() {
 				if err := bronze.CheckComplete(cfg, pl, stats); err != nil {
 					return err
 				}

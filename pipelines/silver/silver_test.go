@@ -13,8 +13,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
@@ -164,7 +164,7 @@ func TestSilverOverBronze(t *testing.T) {
 }
 
 // An unbounded silver run polls bronze for new snapshots, and stops
-// cleanly on StopReads with everything it read committed once.
+// cleanly on runners.Stop with everything it read committed once.
 func TestSilverStreaming(t *testing.T) {
 	l := newLake(t)
 	l.bronze(ev("Reuters", "First", ts1), ev("FT", "Second", ts2))
@@ -208,14 +208,17 @@ func TestSilverStreaming(t *testing.T) {
 	waitRows(2)
 	l.bronze(ev("bloomberg", "Third", ts3), ev("reuters", "First", ts1)) // one new, one duplicate
 	waitRows(3)
-	snapshots.StopReads()
+	// Later tests run pipelines in this process again, as a replanned
+	// bronze does.
+	t.Cleanup(stop.RunAgain)
+	runners.Stop()
 	select {
 	case err := <-done:
 		if err != nil {
 			t.Fatal(err)
 		}
 	case <-time.After(60 * time.Second):
-		t.Fatal("the run did not stop within 60s of StopReads")
+		t.Fatal("the run did not stop within 60s of runners.Stop")
 	}
 	rows, _ := l.silverRows()
 	want := []row{{"bloomberg", "Third", "1779262200000000"}, {"ft", "Second", "1779188400000000"}, {"reuters", "First", "1779184800000000"}}

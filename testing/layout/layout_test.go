@@ -31,6 +31,17 @@ func deps(t *testing.T, pkg string) []string {
 	return ds
 }
 
+// imports lists the packages that the non-test files of pkg import
+// directly.
+func imports(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -f {{.Imports}} %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
 // packages lists the module's packages under dir ("io", "pipelines").
 func packages(t *testing.T, dir string) []string {
 	t.Helper()
@@ -53,6 +64,8 @@ func TestImportsPointOneWay(t *testing.T) {
 	}{
 		{"io", []string{"runners/", "pipelines/", "testing/"}, nil,
 			"io owns its collectors; the command registers them"},
+		{"internal", []string{"io/", "transforms/", "runners/", "pipelines/", "testing/"}, nil,
+			"internal/stop is shared by the harness and the io packages, so it imports neither"},
 		{"transforms", []string{"io/", "runners/", "pipelines/", "testing/"}, nil,
 			"stages are plain functions over Beam: tables are read and written by io, rows reach transforms as PCollections"},
 		// The image holds every main under pipelines/ (the Dockerfile
@@ -72,6 +85,29 @@ func TestImportsPointOneWay(t *testing.T) {
 						t.Errorf("%s imports %s: %s", strings.TrimPrefix(pkg, module), strings.TrimPrefix(d, module), r.why)
 					}
 				}
+			}
+		}
+	}
+}
+
+// The harness stops the sources through internal/stop instead of calling
+// the io packages, so that a pipeline links the io packages it uses and no
+// others: gold, which reads no Kafka, links no Kafka client. runners/lineage
+// reads what a run committed through icebergio, so the rule is on the
+// harness's own imports, and no package of runners/ links franz-go.
+func TestHarnessImportsNoIO(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH: go list cannot run")
+	}
+	for _, d := range imports(t, module+"runners") {
+		if strings.HasPrefix(d, module+"io/") {
+			t.Errorf("runners imports %s: the harness stops sources through internal/stop", strings.TrimPrefix(d, module))
+		}
+	}
+	for _, pkg := range packages(t, "runners") {
+		for _, d := range deps(t, pkg) {
+			if strings.HasPrefix(d, "github.com/twmb/franz-go/") {
+				t.Errorf("%s links %s: only a pipeline that reads Kafka links a Kafka client", strings.TrimPrefix(pkg, module), d)
 			}
 		}
 	}

@@ -15,9 +15,11 @@ func init() {
 
 // IngestionStamped is a batch of rows with an ingested_at column.
 type IngestionStamped interface {
-	// SetIngestedAt sets ingested_at of every row, in microseconds since
-	// the epoch, UTC.
-	SetIngestedAt(us int64)
+	// WithIngestedAt returns a copy of the batch, of the batch's own type,
+	// whose rows all have ingested_at us, in microseconds since the epoch,
+	// UTC. It leaves the batch it is called on as it was: a DoFn must not
+	// change its input, which the runner may hand to other consumers too.
+	WithIngestedAt(us int64) any
 }
 
 var stampedType = reflect.TypeOf((*IngestionStamped)(nil)).Elem()
@@ -26,7 +28,8 @@ var stampedType = reflect.TypeOf((*IngestionStamped)(nil)).Elem()
 // implements IngestionStamped, to the element's timestamp, which the Kafka
 // read sets to ingestion time. Taking the element's timestamp rather than
 // the clock keeps a row's ingested_at inside the window that commits it.
-// It returns PCollection<B>.
+// It returns PCollection<B> of stamped copies; the input batches are left
+// as they are.
 func IngestedAt(s beam.Scope, batches beam.PCollection) beam.PCollection {
 	s = s.Scope("enrich.IngestedAt")
 	if t := batches.Type().Type(); !t.Implements(stampedType) {
@@ -36,6 +39,5 @@ func IngestedAt(s beam.Scope, batches beam.PCollection) beam.PCollection {
 }
 
 func stampIngestedAt(et beam.EventTime, b beam.X) beam.X {
-	b.(IngestionStamped).SetIngestedAt(et.Milliseconds() * 1000)
-	return b
+	return b.(IngestionStamped).WithIngestedAt(et.Milliseconds() * 1000)
 }

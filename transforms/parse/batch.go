@@ -2,6 +2,7 @@ package parse
 
 import (
 	"reflect"
+	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/transforms/offsets"
@@ -33,10 +34,15 @@ type EventBatch struct {
 func (b EventBatch) Range() offsets.Range  { return b.Source }
 func (b EventBatch) RowSlice() any         { return b.Rows }
 func (b EventBatch) RowOffset(i int) int64 { return b.Rows[i].KafkaOffset }
-func (b EventBatch) SetIngestedAt(us int64) {
+
+// WithIngestedAt returns a copy of b whose rows have IngestedAt us; b and
+// its rows are left as they are (enrich.IngestedAt).
+func (b EventBatch) WithIngestedAt(us int64) any {
+	b.Rows = slices.Clone(b.Rows)
 	for i := range b.Rows {
 		b.Rows[i].IngestedAt = us
 	}
+	return b
 }
 
 // DeadLetterBatch holds the dead letters of one Kafka batch, with the
@@ -54,8 +60,13 @@ func (b DeadLetterBatch) SourceTimeRange() (int64, int64) { return b.KafkaMinMs,
 func (b DeadLetterBatch) Range() offsets.Range  { return b.Source }
 func (b DeadLetterBatch) RowSlice() any         { return b.Rows }
 func (b DeadLetterBatch) RowOffset(i int) int64 { return b.Rows[i].KafkaOffset }
-func (b DeadLetterBatch) SetIngestedAt(us int64) {
+
+// WithIngestedAt returns a copy of b whose rows have IngestedAt us; b and
+// its rows are left as they are (enrich.IngestedAt).
+func (b DeadLetterBatch) WithIngestedAt(us int64) any {
+	b.Rows = slices.Clone(b.Rows)
 	for i := range b.Rows {
 		b.Rows[i].IngestedAt = us
 	}
+	return b
 }

@@ -9,6 +9,7 @@
 // plans the next read from exactly where the last one committed. Rows turns
 // the snapshots into PCollection<T>; TouchedDays and ReadDays give the days
 // they touch and every row of those days, for icebergio.OverwriteDays.
-// StopReads ends every read of the process cleanly; FollowPromotions gives
-// a downstream table the promoted columns of its source.
+// A clean stop of the process (runners.Stop, through internal/stop) ends
+// every read constructed before it after its current poll; FollowPromotions
+// gives a downstream table the promoted columns of its source.
 package snapshots

@@ -8,9 +8,9 @@ import (
 	"math"
 	"reflect"
 	"sort"
-	"sync/atomic"
 	"time"
 
+	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/transforms/offsets"
@@ -94,6 +94,10 @@ func CurrentSequence(ctx context.Context, cat icebergio.CatalogConfig, ident str
 // (compaction, overwrite, delete) add no new rows and are stepped over.
 // It resumes exactly-once when src.After comes from the downstream table's
 // own offsets (icebergio.CommittedOffsets(...)[icebergio.SourceTopic(ident)][0] - 1).
+// A clean stop of the process (runners.Stop) ends a read constructed before
+// it after its current poll: it claims the rest of its restriction, its
+// watermark goes to the end of time, and what it did not read stays for the
+// next run.
 func ReadSnapshots(s beam.Scope, src Source) beam.PCollection {
 	s = s.Scope("snapshots.ReadSnapshots")
 	end := int64(math.MaxInt64)
@@ -112,23 +116,12 @@ func ReadSnapshots(s beam.Scope, src Source) beam.PCollection {
 		Constructed: time.Now().UnixNano()}, imp)
 }
 
-// stopBefore holds the time of the last StopReads.
-var stopBefore atomic.Int64
-
-// StopReads makes every ReadSnapshots of this process that was constructed
-// before now stop after its current poll: it claims the rest of its
-// restriction, the watermark goes to the end of time, the last windows
-// commit and the run returns. What it did not read stays for the next run,
-// which resumes from the tables' offsets. Reads constructed later are not
-// affected.
-func StopReads() { stopBefore.Store(time.Now().UnixNano()) }
-
 type snapshotsFn struct {
 	Catalog     icebergio.CatalogConfig
 	Ident       string
 	Start, End  int64
 	Poll        time.Duration
-	Constructed int64 // unix nanos, for StopReads
+	Constructed int64 // unix nanos: a clean stop (internal/stop) after it stops the read
 }
 
 func (f *snapshotsFn) CreateInitialRestriction(_ []byte) offsetrange.Restriction {
@@ -161,7 +154,7 @@ func (f *snapshotsFn) ProcessElement(ctx context.Context, we *sourceWatermark, r
 		we.state = int64(mtime.MaxTimestamp)
 		return sdf.StopProcessing(), nil
 	}
-	if f.Constructed <= stopBefore.Load() {
+	if stop.Stopped(f.Constructed) {
 		rt.TryClaim(r.End - 1)
 		we.state = int64(mtime.MaxTimestamp)
 		return sdf.StopProcessing(), nil

@@ -2,10 +2,11 @@ package snapshots
 
 import (
 	"context"
-	"github.com/haade/haade/io/icebergio"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/haade/haade/internal/stop"
+	"github.com/haade/haade/io/icebergio"
 )
 
 func init() {
@@ -21,13 +22,13 @@ type boundedSnapshotsFn struct {
 	Catalog     icebergio.CatalogConfig
 	Ident       string
 	Start, End  int64
-	Constructed int64 // unix nanos, for StopReads
+	Constructed int64 // unix nanos: a clean stop (internal/stop) after it stops the read
 }
 
 func (f *boundedSnapshotsFn) ProcessElement(ctx context.Context, _ []byte, emit func(beam.EventTime, SnapshotRows)) error {
-	// StopReads stops it before the next snapshot; what it did not read
-	// stays for the next run, as for the unbounded read.
-	running := func(any) bool { return f.Constructed > stopBefore.Load() }
+	// A clean stop stops it before the next snapshot; what it did not
+	// read stays for the next run, as for the unbounded read.
+	running := func(any) bool { return !stop.Stopped(f.Constructed) }
 	if !running(nil) {
 		return nil
 	}
