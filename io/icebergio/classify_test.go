@@ -39,7 +39,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := WindowFiles{Table: "ns.t", WindowEnd: 1_000, Ranges: tc.ranges}
+			w := FileSet{Table: "ns.t", WindowEnd: 1_000, Ranges: tc.ranges}
 			got, err := classify(w, running, start)
 			if tc.overlap {
 				if !errors.Is(err, ErrOffsetsOverlap) {
@@ -56,7 +56,7 @@ func TestClassify(t *testing.T) {
 
 func TestAdvance(t *testing.T) {
 	running := Offsets{"t": {0: 10, 1: 20}}
-	w := WindowFiles{Ranges: []Range{rng(0, 10, 15), rng(0, 15, 18), rng(1, 5, 8), rng(2, 0, 4), {Topic: "u", Partition: 0, Start: 3, End: 4}}}
+	w := FileSet{Ranges: []Range{rng(0, 10, 15), rng(0, 15, 18), rng(1, 5, 8), rng(2, 0, 4), {Topic: "u", Partition: 0, Start: 3, End: 4}}}
 	got := advance(running, w)
 	want := Offsets{"t": {0: 18, 1: 20, 2: 4}, "u": {0: 4}} // never backwards
 	if diff := cmp.Diff(want, got); diff != "" {

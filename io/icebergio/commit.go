@@ -15,21 +15,6 @@ import (
 	"github.com/haade/haade/internal/stop"
 )
 
-// WindowFiles is everything the writers produced for one table and one
-// window: the unit of one commit.
-type WindowFiles struct {
-	Table     string
-	WindowEnd int64 // milliseconds since the epoch
-	Files     [][]byte
-	Ranges    []Range
-	Rows      int64
-	Bytes     int64
-	// MinSourceMs and MaxSourceMs bound the source timestamps of the rows.
-	MinSourceMs, MaxSourceMs int64
-}
-
-func (w WindowFiles) end() time.Time { return time.UnixMilli(w.WindowEnd).UTC() }
-
 // Commit reports what the committer did with one window.
 type Commit struct {
 	Table      string
@@ -56,7 +41,7 @@ const (
 // classify checks a window's ranges against running, the offsets that the
 // table holds plus those that earlier empty windows advanced. Start gives
 // the first offset of partitions that running does not know.
-func classify(w WindowFiles, running, start Offsets) (windowState, error) {
+func classify(w FileSet, running, start Offsets) (windowState, error) {
 	type span struct{ lo, hi int64 }
 	spans := map[string]map[int32]*span{}
 	rs := append([]Range(nil), w.Ranges...)
@@ -112,7 +97,7 @@ func classify(w WindowFiles, running, start Offsets) (windowState, error) {
 }
 
 // advance returns running moved past the window's ranges.
-func advance(running Offsets, w WindowFiles) Offsets {
+func advance(running Offsets, w FileSet) Offsets {
 	out := running.Clone()
 	for _, r := range w.Ranges {
 		if cur, ok := out.Next(r.Topic, r.Partition); !ok || r.End > cur {
@@ -144,12 +129,12 @@ type committer struct {
 	stale bool
 	// beforeCommit, when set, runs after the files are decoded and before
 	// the snapshot is committed; tests use it to inject crashes.
-	beforeCommit func(WindowFiles) error
+	beforeCommit func(FileSet) error
 }
 
 // process commits every pending window that is ready, in window order, and
 // returns the windows still waiting and the new running offsets.
-func (c *committer) process(ctx context.Context, pending []WindowFiles, running Offsets) ([]WindowFiles, Offsets, []Commit, error) {
+func (c *committer) process(ctx context.Context, pending []FileSet, running Offsets) ([]FileSet, Offsets, []Commit, error) {
 	sort.SliceStable(pending, func(i, j int) bool { return pending[i].WindowEnd < pending[j].WindowEnd })
 	// The table may hold more than running says: another attempt of this
 	// job may have committed after the runner checkpoint that running
@@ -202,7 +187,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 			// Rows without a data file: the writers lost them (a write
 			// that failed without an error). Advancing the offsets would
 			// lose them for good; refuse, loudly.
-			return append([]WindowFiles{w}, pending...), running, done, fmt.Errorf("%w: window %s of %s has %d rows but no data file", ErrLostRows, w.end().Format(time.RFC3339), c.ident, w.Rows)
+			return append([]FileSet{w}, pending...), running, done, fmt.Errorf("%w: window %s of %s has %d rows but no data file", ErrLostRows, w.end().Format(time.RFC3339), c.ident, w.Rows)
 		case len(w.Files) == 0:
 			running = advance(running, w)
 			res.Outcome = "empty"
@@ -210,7 +195,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 			next := advance(running, w)
 			id, replayed, err := c.commit(ctx, w, next)
 			if err != nil {
-				return append([]WindowFiles{w}, pending...), running, done, err
+				return append([]FileSet{w}, pending...), running, done, err
 			}
 			running = next
 			res.SnapshotID = id
@@ -293,7 +278,7 @@ func (c *committer) load(ctx context.Context) (*table.Table, error) {
 // offsets next. A conflict or a transient error means reload and retry; a
 // window whose token is in the table's history already is not committed
 // again (replayed is then true).
-func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id int64, replayed bool, err error) {
+func (c *committer) commit(ctx context.Context, w FileSet, next Offsets) (id int64, replayed bool, err error) {
 	props := iceberg.Properties{
 		SummaryPipeline:  c.pipeline,
 		SummaryWindowEnd: w.end().Format(time.RFC3339Nano),

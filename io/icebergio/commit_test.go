@@ -18,7 +18,7 @@ import (
 
 // writeWindow writes batches with the real writer as one bundle of window
 // n, and returns what the committer would receive.
-func writeWindow(t *testing.T, sink *icebergio.Sink, n int, bs ...RowBatch) icebergio.WindowFiles {
+func writeWindow(t *testing.T, sink *icebergio.Sink, n int, bs ...RowBatch) icebergio.FileSet {
 	t.Helper()
 	batches := make([]icebergio.Batch, len(bs))
 	for i, b := range bs {
@@ -84,7 +84,7 @@ func TestCommitterOutOfOrder(t *testing.T) {
 	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0, 1: 0}}, nil)
 
 	// W3 first: it must wait for W1 and W2.
-	pending, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w3}, nil)
+	pending, running, done, err := c.Process(ctx, []icebergio.FileSet{w3}, nil)
 	if err != nil || len(done) != 0 || len(pending) != 1 {
 		t.Fatalf("Process(W3) = %d pending, %v, %v; want W3 waiting", len(pending), outcomes(done), err)
 	}
@@ -148,14 +148,14 @@ func TestCommitterReplay(t *testing.T) {
 	ident := sink.Table.Ident
 
 	c := icebergio.NewCommitter(cat, ident, pipeline, start, nil)
-	if _, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil); err != nil || len(done) != 1 {
+	if _, _, done, err := c.Process(ctx, []icebergio.FileSet{w1}, nil); err != nil || len(done) != 1 {
 		t.Fatalf("Process(W1) = %v, %v", outcomes(done), err)
 	}
 
 	t.Run("window already in the table", func(t *testing.T) {
 		// A restarted committer has lost its state; the runner replays W1.
 		c := icebergio.NewCommitter(cat, ident, pipeline, start, nil)
-		_, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil)
+		_, running, done, err := c.Process(ctx, []icebergio.FileSet{w1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestCommitterReplay(t *testing.T) {
 		// the job commits W2: the commit conflicts, reloads, and finds the
 		// token instead of committing W2 twice.
 		c, otherDone := racedCommitter(ctx, cat, ident, start, w2)
-		_, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w2}, nil)
+		_, _, done, err := c.Process(ctx, []icebergio.FileSet{w2}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,11 +211,11 @@ func TestCommitterReplay(t *testing.T) {
 // racedCommitter returns a committer whose first commit loses a race:
 // after its checks and before its commit, another attempt of the job
 // commits ws. What that attempt did is in *otherDone once it has.
-func racedCommitter(ctx context.Context, cat catalog.Catalog, ident string, start icebergio.Offsets, ws ...icebergio.WindowFiles) (c *icebergio.Committer, otherDone *[]icebergio.Commit) {
+func racedCommitter(ctx context.Context, cat catalog.Catalog, ident string, start icebergio.Offsets, ws ...icebergio.FileSet) (c *icebergio.Committer, otherDone *[]icebergio.Commit) {
 	other := icebergio.NewCommitter(cat, ident, pipeline, start, nil)
 	otherDone = new([]icebergio.Commit)
 	calls := 0
-	c = icebergio.NewCommitter(cat, ident, pipeline, start, func(icebergio.WindowFiles) error {
+	c = icebergio.NewCommitter(cat, ident, pipeline, start, func(icebergio.FileSet) error {
 		calls++
 		if calls > 1 {
 			return nil
@@ -241,7 +241,7 @@ func TestCommitterEmptyWindow(t *testing.T) {
 	}
 	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0, 1: 0}}, nil)
 
-	pending, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w2, w1}, nil)
+	pending, running, done, err := c.Process(ctx, []icebergio.FileSet{w2, w1}, nil)
 	if err != nil || len(pending) != 0 {
 		t.Fatalf("Process(W2, W1) = %d pending, %v", len(pending), err)
 	}
@@ -259,7 +259,7 @@ func TestCommitterEmptyWindow(t *testing.T) {
 	}
 	// W3 continues from where the empty window left the offsets, and its
 	// snapshot carries them, p1 included.
-	_, _, done, err = c.Process(ctx, []icebergio.WindowFiles{w3}, running)
+	_, _, done, err = c.Process(ctx, []icebergio.FileSet{w3}, running)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestCommitterOverlap(t *testing.T) {
 	sink, cat := testTable(t, "overlap")
 	w1 := writeWindow(t, sink, 1, batch(1, 0, 0, 10))
 	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, nil)
-	_, running, _, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil)
+	_, running, _, err := c.Process(ctx, []icebergio.FileSet{w1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestCommitterOverlap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := w2
 			bad.Ranges = tc.ranges
-			pending, _, done, err := c.Process(ctx, []icebergio.WindowFiles{bad}, running)
+			pending, _, done, err := c.Process(ctx, []icebergio.FileSet{bad}, running)
 			if !errors.Is(err, icebergio.ErrOffsetsOverlap) {
 				t.Fatalf("Process = %v, %v; want ErrOffsetsOverlap", outcomes(done), err)
 			}
@@ -312,13 +312,13 @@ func TestCommitterCrashBeforeCommit(t *testing.T) {
 	sink, cat := testTable(t, "crash")
 	w1, w2 := writeWindow(t, sink, 1, batch(1, 0, 0, 5)), writeWindow(t, sink, 2, batch(2, 0, 5, 9))
 	crash := errors.New("injected crash")
-	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, func(w icebergio.WindowFiles) error {
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, func(w icebergio.FileSet) error {
 		if w.WindowEnd == windowEnd(2).UnixMilli() {
 			return crash
 		}
 		return nil
 	})
-	pending, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w2, w1}, nil)
+	pending, running, done, err := c.Process(ctx, []icebergio.FileSet{w2, w1}, nil)
 	if !errors.Is(err, crash) {
 		t.Fatalf("Process = %v; want the injected crash", err)
 	}
@@ -349,7 +349,7 @@ func TestWriterDropsCommittedRows(t *testing.T) {
 	sink, cat := testTable(t, "dedupe")
 	w1 := writeWindow(t, sink, 1, batch(1, 0, 0, 10))
 	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, nil)
-	if _, _, _, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil); err != nil {
+	if _, _, _, err := c.Process(ctx, []icebergio.FileSet{w1}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A replayed batch wholly in the table gives the writer nothing to emit.
@@ -362,7 +362,7 @@ func TestWriterDropsCommittedRows(t *testing.T) {
 	if diff := cmp.Diff([]icebergio.Range{{Topic: topic, Partition: 0, Start: 10, End: 15}}, w2.Ranges); diff != "" || w2.Rows != 4 {
 		t.Errorf("straddling batch: %d rows, ranges (-want +got):\n%s", w2.Rows, diff)
 	}
-	if _, _, _, err := c.Process(ctx, []icebergio.WindowFiles{w2}, nil); err != nil {
+	if _, _, _, err := c.Process(ctx, []icebergio.FileSet{w2}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := rowsOf(batch(1, 0, 0, 10), batch(2, 0, 10, 15, 12))
@@ -389,7 +389,7 @@ func TestCommitterRefusesRowsWithoutFiles(t *testing.T) {
 	w1 := writeWindow(t, sink, 1, batch(1, 0, 0, 3))
 	w1.Files = [][]byte{}
 	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, nil)
-	pending, running, _, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil)
+	pending, running, _, err := c.Process(ctx, []icebergio.FileSet{w1}, nil)
 	if !errors.Is(err, icebergio.ErrLostRows) {
 		t.Fatalf("Process(rows without files) = %v, want ErrLostRows", err)
 	}
@@ -418,7 +418,7 @@ func TestCommitterLatePane(t *testing.T) {
 	w3 := writeWindow(t, sink, 3, batch(3, 0, 20, 25), batch(3, 1, 8, 12))
 	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0, 1: 0}}, nil)
 
-	pending, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w1, w2, w3}, nil)
+	pending, running, done, err := c.Process(ctx, []icebergio.FileSet{w1, w2, w3}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,14 +495,14 @@ func TestCommitterPinsItsBase(t *testing.T) {
 	ws := threeWindows()
 	w1, w2, w3 := writeWindow(t, sink, 1, ws[0]...), writeWindow(t, sink, 2, ws[1]...), writeWindow(t, sink, 3, ws[2]...)
 	start := icebergio.Offsets{topic: {0: 0, 1: 0}}
-	if _, _, _, err := icebergio.NewCommitter(cat, ident, pipeline, start, nil).Process(ctx, []icebergio.WindowFiles{w1}, nil); err != nil {
+	if _, _, _, err := icebergio.NewCommitter(cat, ident, pipeline, start, nil).Process(ctx, []icebergio.FileSet{w1}, nil); err != nil {
 		t.Fatal(err)
 	}
 
 	// Between this attempt's check and its commit of W2, another attempt
 	// commits W2 and W3.
 	c, otherDone := racedCommitter(ctx, cat, ident, start, w2, w3)
-	_, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w2}, nil)
+	_, _, done, err := c.Process(ctx, []icebergio.FileSet{w2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestCommitterReopensAFailedCatalog(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	pending, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil)
+	pending, _, done, err := c.Process(ctx, []icebergio.FileSet{w1}, nil)
 	if err != nil || len(pending) != 0 {
 		t.Fatalf("Process = %d pending, %v (loads on the dead catalog %d, opens %d): the failed catalog was not reopened",
 			len(pending), err, loads.Load(), opens.Load())

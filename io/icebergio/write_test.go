@@ -90,7 +90,7 @@ func TestWriteCrashBeforeCommit(t *testing.T) {
 			ident := sink.Table.Ident
 			ws := threeWindows()
 			crash := errors.New("injected crash before commit")
-			remove := icebergio.InjectBeforeCommit(ident, func(w icebergio.WindowFiles) error {
+			remove := icebergio.InjectBeforeCommit(ident, func(w icebergio.FileSet) error {
 				if w.WindowEnd == windowEnd(2).UnixMilli() {
 					return crash
 				}

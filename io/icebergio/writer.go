@@ -29,8 +29,11 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*FileSet)(nil)).Elem())
 }
 
-// FileSet is what a writer hands the committer for one window of one
-// bundle: encoded data files (about 400 bytes each), never rows.
+// FileSet is the data files of one table and one window: encoded data
+// files (about 400 bytes each), never rows, with the source ranges their
+// rows came from. A writer emits one per window of a bundle; mergeFn
+// gathers a window's sets from every writer into one, the unit of one
+// commit.
 type FileSet struct {
 	Table     string
 	WindowEnd int64 // milliseconds since the epoch
@@ -41,6 +44,22 @@ type FileSet struct {
 	// MinSourceMs and MaxSourceMs bound the source timestamps of the rows'
 	// records (0 when unknown).
 	MinSourceMs, MaxSourceMs int64
+}
+
+func (fs FileSet) end() time.Time { return time.UnixMilli(fs.WindowEnd).UTC() }
+
+// add merges o, another set of the same table and window, into fs.
+func (fs *FileSet) add(o FileSet) {
+	fs.Files = append(fs.Files, o.Files...)
+	for _, r := range o.Ranges {
+		fs.Ranges = appendRange(fs.Ranges, r)
+	}
+	fs.Rows += o.Rows
+	fs.Bytes += o.Bytes
+	if o.MinSourceMs > 0 && (fs.MinSourceMs == 0 || o.MinSourceMs < fs.MinSourceMs) {
+		fs.MinSourceMs = o.MinSourceMs
+	}
+	fs.MaxSourceMs = max(fs.MaxSourceMs, o.MaxSourceMs)
 }
 
 // writeFn writes the rows of each window of a bundle into Parquet data files

@@ -347,7 +347,7 @@ func TestCrashBeforeCommitThenRestart(t *testing.T) {
 			e := newEnv(t, 4)
 			e.produce(sample(2000, 4))
 			crash := errors.New("injected crash before commit")
-			remove := icebergio.InjectBeforeCommit(tbl, func(icebergio.WindowFiles) error { return crash })
+			remove := icebergio.InjectBeforeCommit(tbl, func(icebergio.FileSet) error { return crash })
 			err := e.runBronze()
 			remove()
 			if err == nil {

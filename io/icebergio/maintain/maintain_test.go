@@ -106,7 +106,7 @@ func rowsOf(topic string, p int32, start, end int64) []mRow {
 
 // write runs the real writer over n rows of each partition, as one bundle
 // of window w (1-based, 1s windows), and returns what the committer gets.
-func (e *mEnv) write(ctx context.Context, pipeline, topic string, w int, n int64, parts ...int32) (icebergio.WindowFiles, []mRow, error) {
+func (e *mEnv) write(ctx context.Context, pipeline, topic string, w int, n int64, parts ...int32) (icebergio.FileSet, []mRow, error) {
 	end := mBase.Add(time.Duration(w) * time.Second)
 	var rows []mRow
 	var batches []icebergio.Batch
@@ -118,7 +118,7 @@ func (e *mEnv) write(ctx context.Context, pipeline, topic string, w int, n int64
 	}
 	out, _, err := icebergio.WriteWindow(ctx, e.cfg, e.ident, pipeline, end, time.Second, batches...)
 	if err != nil {
-		return icebergio.WindowFiles{}, nil, err
+		return icebergio.FileSet{}, nil, err
 	}
 	return out, rows, nil
 }
@@ -134,7 +134,7 @@ func (e *mEnv) commitWindow(ctx context.Context, pipeline, topic string, w int, 
 	running := e.running[pipeline]
 	e.mu.Unlock()
 	rest, running, done, err := icebergio.CommitWindows(ctx, e.cat, e.ident, pipeline,
-		icebergio.Backoff{Initial: time.Millisecond, Max: 20 * time.Millisecond}, []icebergio.WindowFiles{wf}, running)
+		icebergio.Backoff{Initial: time.Millisecond, Max: 20 * time.Millisecond}, []icebergio.FileSet{wf}, running)
 	if err != nil {
 		return err
 	}
