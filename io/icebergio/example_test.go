@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // Reading is the row type of the example's table.
@@ -44,7 +45,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 	cat := icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
-	tbl := icebergio.Table{Ident: "lab.readings", Row: Reading{}}
+	tbl := tables.Table{Ident: "lab.readings", Row: Reading{}}
 	sink, err := icebergio.Open(ctx, cat, tbl, "example-pipeline")
 	if err != nil {
 		panic(err)

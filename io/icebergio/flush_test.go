@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/iceberg-go/codec"
+	"github.com/haade/haade/transforms/tables"
 )
 
 type flushRow struct {
@@ -32,12 +33,12 @@ func (b flushBatch) RowOffset(i int) int64 { return b.rows[i].Offset }
 // file warehouse, and returns a set-up writer for it, torn down with t.
 func flushWriter(ctx context.Context, t *testing.T, ident string) *writeFn {
 	t.Helper()
-	return fileWriter(ctx, t, Table{Ident: ident, Row: flushRow{}})
+	return fileWriter(ctx, t, tables.Table{Ident: ident, Row: flushRow{}})
 }
 
 // fileWriter makes tbl in a fresh SQLite catalog and file warehouse, and
 // returns a set-up writer for it, torn down with tb.
-func fileWriter(ctx context.Context, tb testing.TB, tbl Table) *writeFn {
+func fileWriter(ctx context.Context, tb testing.TB, tbl tables.Table) *writeFn {
 	tb.Helper()
 	dir := tb.TempDir()
 	cc := CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}

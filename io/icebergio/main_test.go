@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // TestMain runs pipelines on Prism (ptest's default), in process, so that
@@ -108,7 +109,7 @@ func testTable(t *testing.T, name string) (*icebergio.Sink, catalog.Catalog) {
 	cfg, cat := icebergtest.Catalog(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sink, err := icebergio.Open(ctx, cfg, icebergio.Table{Ident: "ns." + name, Row: Row{}}, pipeline)
+	sink, err := icebergio.Open(ctx, cfg, tables.Table{Ident: "ns." + name, Row: Row{}}, pipeline)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -37,7 +37,7 @@ func OverwriteDays(s beam.Scope, sink *Sink, dayColumn string, progress Offsets,
 	if isUnbounded(rows) {
 		panic(fmt.Errorf("%w: icebergio.OverwriteDays %s replaces whole days in one commit and needs a bounded input (read with Source.Bounded)", ErrUnbounded, sink.Table.Ident))
 	}
-	rt, err := sink.Table.rowType()
+	rt, err := rowType(sink.Table)
 	if err != nil {
 		panic(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func init() {
@@ -31,7 +32,7 @@ func init() {
 // schema checked against the row type, its committed offsets read.
 type Sink struct {
 	Catalog  CatalogConfig
-	Table    Table
+	Table    tables.Table
 	Pipeline string
 	// Interval is the window length: one snapshot per interval. Default 10s.
 	Interval time.Duration
@@ -78,7 +79,7 @@ func Bounded() Option { return func(s *Sink) { s.ProgressEvery = time.Nanosecond
 // Open prepares table t of catalog cat for pipeline, the stable pipeline id
 // written into every snapshot summary. It fails when the catalog cannot be
 // reached or the table's schema cannot take the rows.
-func Open(ctx context.Context, cat CatalogConfig, t Table, pipeline string, opts ...Option) (*Sink, error) {
+func Open(ctx context.Context, cat CatalogConfig, t tables.Table, pipeline string, opts ...Option) (*Sink, error) {
 	if pipeline == "" {
 		return nil, fmt.Errorf("icebergio.Open %s: empty pipeline id", t.Ident)
 	}

@@ -91,9 +91,9 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkWriteRecords(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		part []icebergio.PartitionField
+		part []tables.PartitionField
 	}{
-		{"day-partitioned", []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}},
+		{"day-partitioned", []tables.PartitionField{{Column: "ingested_at", Transform: "day"}}},
 		{"unpartitioned", nil},
 	} {
 		for _, n := range []int{65536, 1 << 20} {
@@ -108,7 +108,7 @@ func BenchmarkWriteRecords(b *testing.B) {
 				if c, ok := cat.(catalog.Closer); ok {
 					b.Cleanup(func() { c.Close() })
 				}
-				tbl, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: "bench.rows", Row: benchRow{}, Partition: tc.part})
+				tbl, err := icebergio.EnsureTable(ctx, cat, tables.Table{Ident: "bench.rows", Row: benchRow{}, Partition: tc.part})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -44,7 +44,7 @@ func BenchmarkWriterBundle(b *testing.B) {
 func benchWriterBundle(b *testing.B, props map[string]string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	f := fileWriter(ctx, b, Table{Ident: "ns.bundle", Row: tables.BronzeEvent{}, Properties: props})
+	f := fileWriter(ctx, b, tables.Table{Ident: "ns.bundle", Row: tables.BronzeEvent{}, Properties: props})
 
 	const rowsPerBundle, batch = 1 << 20, 4096
 	sources := []string{"news", "Reuters", "FT", "sec-filings"}
@@ -93,7 +93,7 @@ func benchWriterBundle(b *testing.B, props map[string]string) {
 func TestBronzeUniqueColumnsHaveNoDictionary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	f := fileWriter(ctx, t, TableOf(tables.Bronze.As("ns.bronze")))
+	f := fileWriter(ctx, t, tables.Bronze.As("ns.bronze"))
 	for _, c := range []string{"timestamp", "kafka_offset", "kafka_timestamp"} {
 		if v := f.tbl.Properties()["write.parquet.dict-encoding-enabled.column."+c]; v != "false" {
 			t.Errorf("table property for %s's dictionary %q, want false", c, v)

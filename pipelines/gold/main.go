@@ -102,11 +102,11 @@ func summary(ctx context.Context, stdout io.Writer, cfg Config, _ time.Duration)
 // build wires new silver snapshots -> the days they touch -> every silver
 // row of those days -> per-source counts and trending terms -> overwrite.
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
-	daily, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.GoldSourceDaily.As(cfg.DailyTable)), cfg.Pipeline)
+	daily, err := icebergio.Open(ctx, cfg.Catalog, tables.GoldSourceDaily.As(cfg.DailyTable), cfg.Pipeline)
 	if err != nil {
 		return err
 	}
-	terms, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.GoldTrendingTerms.As(cfg.TermsTable)), cfg.Pipeline)
+	terms, err := icebergio.Open(ctx, cfg.Catalog, tables.GoldTrendingTerms.As(cfg.TermsTable), cfg.Pipeline)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/haade/haade/transforms/enrich"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -69,12 +70,12 @@ func (e *env) round(n int) error {
 	if _, err := kafkatest.ProduceSample(ctx, e.kafka.Brokers(), topic, n, e.seed, 0.1, parse.MalformedCorpus); err != nil {
 		return err
 	}
-	day := []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}
-	evs, err := icebergio.Open(ctx, e.cat, icebergio.Table{Ident: events, Row: parse.Event{}, Partition: day}, pipeline)
+	day := []tables.PartitionField{{Column: "ingested_at", Transform: "day"}}
+	evs, err := icebergio.Open(ctx, e.cat, tables.Table{Ident: events, Row: parse.Event{}, Partition: day}, pipeline)
 	if err != nil {
 		return err
 	}
-	dead, err := icebergio.Open(ctx, e.cat, icebergio.Table{Ident: dlq, Row: parse.DeadLetter{}, Partition: day}, pipeline)
+	dead, err := icebergio.Open(ctx, e.cat, tables.Table{Ident: dlq, Row: parse.DeadLetter{}, Partition: day}, pipeline)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func TestDedupSeedsFromTheTable(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	cat := icebergio.CatalogConfig{URI: filepath.Join(dir, "c.db"), Warehouse: filepath.Join(dir, "w")}
-	sink, err := icebergio.Open(ctx, cat, icebergio.TableOf(tables.Silver.As("lakehouse.silver")), "test")
+	sink, err := icebergio.Open(ctx, cat, tables.Silver.As("lakehouse.silver"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -33,11 +34,11 @@ func runLoop(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig,
 	if err != nil {
 		return err
 	}
-	tblE, err := icebergio.EnsureTable(ctx, cat, bronzeTable)
+	tblE, err := icebergio.EnsureTable(ctx, cat, tables.Bronze)
 	if err != nil {
 		return err
 	}
-	tblD, err := icebergio.EnsureTable(ctx, cat, dlqTable)
+	tblD, err := icebergio.EnsureTable(ctx, cat, tables.DeadLetters)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // mRow is the row of the maintenance tests: nulls, binary and a
@@ -77,7 +78,7 @@ func newMEnv(t *testing.T) *mEnv {
 	}
 	t.Cleanup(func() { icebergio.CloseCatalog(cat) })
 	e.cat = cat
-	tbl := icebergio.Table{Ident: e.ident, Row: mRow{}, Partition: []icebergio.PartitionField{{Column: "partition", Transform: "identity"}}}
+	tbl := tables.Table{Ident: e.ident, Row: mRow{}, Partition: []tables.PartitionField{{Column: "partition", Transform: "identity"}}}
 	if _, err := icebergio.EnsureTable(ctx, cat, tbl); err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +366,7 @@ func TestExpireKeepsUnreadSnapshots(t *testing.T) {
 	}
 	// ns.down records that its pipeline "silver" reads ns.t's sequence 3 next.
 	ctx := context.Background()
-	down, err := icebergio.EnsureTable(ctx, e.cat, icebergio.Table{Ident: "ns.down", Row: mRow{}})
+	down, err := icebergio.EnsureTable(ctx, e.cat, tables.Table{Ident: "ns.down", Row: mRow{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestSnapshotBatchesAndReadDayBatches(t *testing.T) {
 	ctx := context.Background()
 	cfg, _ := icebergtest.Catalog(t)
 	const ident = "lakehouse.silver_events"
-	sink, err := icebergio.Open(ctx, cfg, icebergio.TableOf(tables.Silver), "test")
+	sink, err := icebergio.Open(ctx, cfg, tables.Silver, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +134,11 @@ func TestBatchTypesAreCheckedAtConstruction(t *testing.T) {
 func TestOverwriteDaysRefusesUnbounded(t *testing.T) {
 	ctx := context.Background()
 	cfg, _ := icebergtest.Catalog(t)
-	out, err := icebergio.Open(ctx, cfg, icebergio.TableOf(tables.GoldSourceDaily), "test")
+	out, err := icebergio.Open(ctx, cfg, tables.GoldSourceDaily, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := icebergio.Open(ctx, cfg, icebergio.TableOf(tables.Silver), "test"); err != nil {
+	if _, err := icebergio.Open(ctx, cfg, tables.Silver, "test"); err != nil {
 		t.Fatal(err)
 	}
 	build := func(bounded bool) (err error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/snapshots"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // TestMain runs the example's pipelines on Prism (ptest's default), in
@@ -53,7 +54,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 	cat := icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
-	src := icebergio.Table{Ident: "lab.readings", Row: Reading{}}
+	src := tables.Table{Ident: "lab.readings", Row: Reading{}}
 	sink, err := icebergio.Open(ctx, cat, src, "writer")
 	if err != nil {
 		panic(err)
@@ -68,7 +69,7 @@ func Example() {
 		panic(err)
 	}
 
-	down, err := icebergio.Open(ctx, cat, icebergio.Table{Ident: "lab.copy", Row: Reading{}}, "copier")
+	down, err := icebergio.Open(ctx, cat, tables.Table{Ident: "lab.copy", Row: Reading{}}, "copier")
 	if err != nil {
 		panic(err)
 	}

@@ -19,14 +19,6 @@ import (
 	"github.com/haade/haade/transforms/tables"
 )
 
-// EventsTable and DeadLetterTable are the two tables of the table layer
-// (tables.Bronze, tables.DeadLetters) under the identifiers of the flags.
-func EventsTable(ident string) icebergio.Table { return icebergio.TableOf(tables.Bronze.As(ident)) }
-
-func DeadLetterTable(ident string) icebergio.Table {
-	return icebergio.TableOf(tables.DeadLetters.As(ident))
-}
-
 // Plan is what Build found out before wiring: the partitions and where
 // each one starts.
 type Plan struct {
@@ -52,11 +44,11 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	if cfg.Bounded {
 		opts = append(opts, icebergio.Bounded())
 	}
-	events, err := icebergio.Open(ctx, cfg.Catalog, EventsTable(cfg.Table), cfg.Pipeline, opts...)
+	events, err := icebergio.Open(ctx, cfg.Catalog, tables.Bronze.As(cfg.Table), cfg.Pipeline, opts...)
 	if err != nil {
 		return nil, CatalogError(err)
 	}
-	dead, err := icebergio.Open(ctx, cfg.Catalog, DeadLetterTable(cfg.DLQTable), cfg.Pipeline, opts...)
+	dead, err := icebergio.Open(ctx, cfg.Catalog, tables.DeadLetters.As(cfg.DLQTable), cfg.Pipeline, opts...)
 	if err != nil {
 		return nil, CatalogError(err)
 	}

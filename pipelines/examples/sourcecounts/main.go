@@ -51,7 +51,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 }
 
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
-	out, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(sourceHourly.As(cfg.Table)), "sourcecounts")
+	out, err := icebergio.Open(ctx, cfg.Catalog, sourceHourly.As(cfg.Table), "sourcecounts")
 	if err != nil {
 		return err
 	}
