@@ -1,6 +1,7 @@
 package icebergio
 
 import (
+	"github.com/haade/haade/transforms/offsets"
 	"reflect"
 	"sort"
 )
@@ -11,8 +12,8 @@ import (
 // the table's offsets advance over them.
 type Batch interface {
 	// Range returns the source offsets this batch covers.
-	Range() Range
-	// RowSlice returns a slice of row structs, e.g. []Event.
+	Range() offsets.Range
+	// RowSlice returns a slice of row structs, e.g. []tables.BronzeEvent.
 	RowSlice() any
 	// RowOffset returns the source offset of row i.
 	RowOffset(i int) int64
@@ -27,7 +28,7 @@ func firstRowAtOrAfter(b Batch, n int, next int64) int {
 }
 
 // appendRange adds r to rs, merging it into a range it continues.
-func appendRange(rs []Range, r Range) []Range {
+func appendRange(rs []offsets.Range, r offsets.Range) []offsets.Range {
 	for i := len(rs) - 1; i >= 0; i-- {
 		if rs[i].Topic == r.Topic && rs[i].Partition == r.Partition && rs[i].End == r.Start {
 			rs[i].End = r.End

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/internal/stop"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // Commit reports what the committer did with one window.
@@ -41,10 +42,10 @@ const (
 // classify checks a window's ranges against running, the offsets that the
 // table holds plus those that earlier empty windows advanced. Start gives
 // the first offset of partitions that running does not know.
-func classify(w FileSet, running, start Offsets) (windowState, error) {
+func classify(w FileSet, running, start offsets.Offsets) (windowState, error) {
 	type span struct{ lo, hi int64 }
 	spans := map[string]map[int32]*span{}
-	rs := append([]Range(nil), w.Ranges...)
+	rs := append([]offsets.Range(nil), w.Ranges...)
 	sort.Slice(rs, func(i, j int) bool {
 		if rs[i].Topic != rs[j].Topic {
 			return rs[i].Topic < rs[j].Topic
@@ -97,7 +98,7 @@ func classify(w FileSet, running, start Offsets) (windowState, error) {
 }
 
 // advance returns running moved past the window's ranges.
-func advance(running Offsets, w FileSet) Offsets {
+func advance(running offsets.Offsets, w FileSet) offsets.Offsets {
 	out := running.Clone()
 	for _, r := range w.Ranges {
 		if cur, ok := out.Next(r.Topic, r.Partition); !ok || r.End > cur {
@@ -114,7 +115,7 @@ type committer struct {
 	cat      catalog.Catalog
 	ident    string
 	pipeline string
-	start    Offsets
+	start    offsets.Offsets
 	// ids are the current Kafka topic ids, recorded with every commit.
 	ids     TopicIDs
 	backoff Backoff
@@ -134,7 +135,7 @@ type committer struct {
 
 // process commits every pending window that is ready, in window order, and
 // returns the windows still waiting and the new running offsets.
-func (c *committer) process(ctx context.Context, pending []FileSet, running Offsets) ([]FileSet, Offsets, []Commit, error) {
+func (c *committer) process(ctx context.Context, pending []FileSet, running offsets.Offsets) ([]FileSet, offsets.Offsets, []Commit, error) {
 	sort.SliceStable(pending, func(i, j int) bool { return pending[i].WindowEnd < pending[j].WindowEnd })
 	// The table may hold more than running says: another attempt of this
 	// job may have committed after the runner checkpoint that running
@@ -148,7 +149,7 @@ func (c *committer) process(ctx context.Context, pending []FileSet, running Offs
 		return pending, running, nil, err
 	}
 	if running == nil {
-		running = Offsets{}
+		running = offsets.Offsets{}
 	}
 	running = running.Clone()
 	running.Max(committed)
@@ -224,10 +225,10 @@ func (c *committer) progressInterval() time.Duration {
 	return c.progressEvery
 }
 
-// recordProgress stores offsets in the table's progress property, in a
+// recordProgress stores next in the table's progress property, in a
 // metadata-only commit: no snapshot. Every window up to these offsets is in
 // the table or had no rows for it.
-func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
+func (c *committer) recordProgress(ctx context.Context, next offsets.Offsets) error {
 	return Retry(ctx, c.backoff, "record progress", c.ident, func() error {
 		tbl, err := c.LoadTable(ctx)
 		if err != nil {
@@ -237,19 +238,19 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 		if err != nil {
 			return Permanent(err)
 		}
-		if !offsets.Ahead(cur) {
+		if !next.Ahead(cur) {
 			return nil
 		}
 		tx, err := pinned(tbl)
 		if err != nil {
 			return err
 		}
-		if err := tx.SetProperties(c.progress(offsets)); err != nil {
+		if err := tx.SetProperties(c.progress(next)); err != nil {
 			return err
 		}
 		_, err = tx.Commit(ctx)
 		if err == nil {
-			slog.Info("recorded progress", "table", c.ident, "offsets", offsets.String())
+			slog.Info("recorded progress", "table", c.ident, "offsets", next.String())
 		} else if !IsConflict(err) {
 			c.stale = true
 		}
@@ -257,10 +258,10 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 	})
 }
 
-// progress is the table property update that records offsets (see
+// progress is the table property update that records next (see
 // ProgressProperty).
-func (c *committer) progress(offsets Offsets) iceberg.Properties {
-	v, _ := json.Marshal(progress{Offsets: offsets, At: time.Now().UnixMilli(), TopicIDs: c.ids})
+func (c *committer) progress(next offsets.Offsets) iceberg.Properties {
+	v, _ := json.Marshal(progress{Offsets: next, At: time.Now().UnixMilli(), TopicIDs: c.ids})
 	return iceberg.Properties{ProgressProperty(c.pipeline): string(v)}
 }
 
@@ -278,7 +279,7 @@ func (c *committer) load(ctx context.Context) (*table.Table, error) {
 // offsets next. A conflict or a transient error means reload and retry; a
 // window whose token is in the table's history already is not committed
 // again (replayed is then true).
-func (c *committer) commit(ctx context.Context, w FileSet, next Offsets) (id int64, replayed bool, err error) {
+func (c *committer) commit(ctx context.Context, w FileSet, next offsets.Offsets) (id int64, replayed bool, err error) {
 	props := iceberg.Properties{
 		SummaryPipeline:  c.pipeline,
 		SummaryWindowEnd: w.end().Format(time.RFC3339Nano),
@@ -304,7 +305,7 @@ func (c *committer) commit(ctx context.Context, w FileSet, next Offsets) (id int
 		if err != nil {
 			return Permanent(err)
 		}
-		if st, err := classify(w, cur, Offsets{}); err != nil {
+		if st, err := classify(w, cur, offsets.Offsets{}); err != nil {
 			return Permanent(err)
 		} else if st == windowDuplicate {
 			replayed = true

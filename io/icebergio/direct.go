@@ -8,6 +8,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // WriteWindow runs Write's writer over batches, as one bundle of the
@@ -57,7 +58,7 @@ func WriteWindow(ctx context.Context, cfg CatalogConfig, ident, pipeline string,
 // running (the offsets the caller's previous commits reached; empty at
 // first) and the table hold, retrying conflicts as b says. It returns the
 // windows still waiting, the new running offsets and the commits made.
-func CommitWindows(ctx context.Context, cat catalog.Catalog, ident, pipeline string, b Backoff, pending []FileSet, running Offsets) ([]FileSet, Offsets, []Commit, error) {
-	c := &committer{cat: cat, ident: ident, pipeline: pipeline, start: Offsets{}, backoff: b}
+func CommitWindows(ctx context.Context, cat catalog.Catalog, ident, pipeline string, b Backoff, pending []FileSet, running offsets.Offsets) ([]FileSet, offsets.Offsets, []Commit, error) {
+	c := &committer{cat: cat, ident: ident, pipeline: pipeline, start: offsets.Offsets{}, backoff: b}
 	return c.process(ctx, pending, running)
 }

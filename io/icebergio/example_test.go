@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -23,13 +24,13 @@ type Reading struct {
 // Readings is a batch of rows from offsets [Src.Start, Src.End) of one
 // source partition: what Write takes.
 type Readings struct {
-	Src  icebergio.Range
+	Src  offsets.Range
 	Rows []Reading
 }
 
-func (b Readings) Range() icebergio.Range { return b.Src }
-func (b Readings) RowSlice() any          { return b.Rows }
-func (b Readings) RowOffset(i int) int64  { return b.Rows[i].Offset }
+func (b Readings) Range() offsets.Range  { return b.Src }
+func (b Readings) RowSlice() any         { return b.Rows }
+func (b Readings) RowOffset(i int) int64 { return b.Rows[i].Offset }
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*Readings)(nil)).Elem())
@@ -53,10 +54,10 @@ func Example() {
 
 	p, s := beam.NewPipelineWithRoot()
 	batches := beam.CreateList(s, []Readings{{
-		Src:  icebergio.Range{Topic: "sensors", Partition: 0, Start: 0, End: 3},
+		Src:  offsets.Range{Topic: "sensors", Partition: 0, Start: 0, End: 3},
 		Rows: []Reading{{"a", 1.5, 0}, {"b", 2.5, 1}, {"a", 3.5, 2}},
 	}})
-	icebergio.Write(s, sink, icebergio.Offsets{"sensors": {0: 0}}, batches)
+	icebergio.Write(s, sink, offsets.Offsets{"sensors": {0: 0}}, batches)
 	if err := ptest.Run(p); err != nil {
 		panic(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -171,7 +172,7 @@ type TableStat struct {
 	Rows, DataFiles int64
 	Snapshots       int
 	Location        string
-	Offsets         Offsets
+	Offsets         offsets.Offsets
 }
 
 // Stat reads a table's row count, data file count, snapshot count,

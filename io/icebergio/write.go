@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -25,7 +26,6 @@ func init() {
 	register.DoFn5x1[context.Context, state.Provider, string, FileSet, func(Commit), error](&commitFn{})
 	register.Emitter1[Commit]()
 	beam.RegisterType(reflect.TypeOf((*Commit)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*Range)(nil)).Elem())
 }
 
 // Sink is a table prepared for writing: created if it was missing, its
@@ -39,7 +39,7 @@ type Sink struct {
 	// TargetFileSize overrides the table's target data file size when > 0.
 	TargetFileSize int64
 	// Committed holds the offsets the table held when Open ran.
-	Committed Offsets
+	Committed offsets.Offsets
 	// TopicIDs are the current Kafka ids of the source topics (see Topics).
 	TopicIDs TopicIDs
 	// Recreated lists the topics whose offsets in the table were recorded
@@ -126,7 +126,7 @@ func Open(ctx context.Context, cat CatalogConfig, t tables.Table, pipeline strin
 // Rows are never shuffled: writers turn each bundle's rows into Parquet
 // data files inside the fused stage, and only file metadata reaches the
 // single committer of the table, which commits windows in order.
-func Write(s beam.Scope, sink *Sink, start Offsets, batches beam.PCollection) beam.PCollection {
+func Write(s beam.Scope, sink *Sink, start offsets.Offsets, batches beam.PCollection) beam.PCollection {
 	s = s.Scope("icebergio.Write")
 	if !batches.Type().Type().Implements(batchType) {
 		panic(fmt.Sprintf("icebergio.Write %s: %v does not implement icebergio.Batch", sink.Table.Ident, batches.Type().Type()))
@@ -172,7 +172,7 @@ type mergeFn struct{}
 
 func (mergeFn) ProcessElement(w beam.Window, table string, sets func(*FileSet) bool, emit func(string, FileSet)) {
 	// Empty slices, never nil: see FinishBundle in writer.go.
-	out := FileSet{Table: table, WindowEnd: int64(w.MaxTimestamp()) + 1, Files: [][]byte{}, Ranges: []Range{}}
+	out := FileSet{Table: table, WindowEnd: int64(w.MaxTimestamp()) + 1, Files: [][]byte{}, Ranges: []offsets.Range{}}
 	var fs FileSet
 	for sets(&fs) {
 		out.add(fs)
@@ -225,7 +225,7 @@ var mirror = struct {
 type memState struct {
 	sync.Mutex
 	pending []FileSet
-	running Offsets
+	running offsets.Offsets
 }
 
 // mirrored returns the mirror entry of key, locked.
@@ -296,7 +296,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key st
 		// report them again as duplicates. (w itself is never dropped: a
 		// window the runner delivers twice is reported as a duplicate.)
 		pending = slices.DeleteFunc(pending, func(p FileSet) bool {
-			st, err := classify(p, m.running, Offsets{})
+			st, err := classify(p, m.running, offsets.Offsets{})
 			return err == nil && st == windowDuplicate
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func init() {
@@ -38,7 +39,7 @@ type FileSet struct {
 	Table     string
 	WindowEnd int64 // milliseconds since the epoch
 	Files     [][]byte
-	Ranges    []Range
+	Ranges    []offsets.Range
 	Rows      int64
 	Bytes     int64
 	// MinSourceMs and MaxSourceMs bound the source timestamps of the rows'
@@ -83,7 +84,7 @@ type writeFn struct {
 	schema    *arrow.Schema
 	prom      []rows.PromotedCol
 	checked   time.Time
-	committed Offsets
+	committed offsets.Offsets
 	bufs      map[mtime.Time]*windowBuf
 	inflight  []*fileWrite // the background writes not yet waited for (see flush.go)
 	queue     *appendQueue // this bundle's appends (see appendq.go)
@@ -96,7 +97,7 @@ type windowBuf struct {
 	app     *rows.Appender
 	rowType reflect.Type
 	rows    int64
-	ranges  []Range
+	ranges  []offsets.Range
 	minMs   int64
 	maxMs   int64
 	flush   bufWrites
@@ -263,7 +264,7 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, Fi
 		// non-nullable field as absent without marking it null; the next decode then
 		// misreads the element (on Flink: OutOfMemoryError in IterableLikeCoder.decode).
 		fs := FileSet{Table: f.Ident, WindowEnd: int64(buf.end) + 1, Files: [][]byte{},
-			Ranges: append([]Range{}, buf.ranges...), Rows: buf.rows, MinSourceMs: buf.minMs, MaxSourceMs: buf.maxMs}
+			Ranges: append([]offsets.Range{}, buf.ranges...), Rows: buf.rows, MinSourceMs: buf.minMs, MaxSourceMs: buf.maxMs}
 		if buf.rows > 0 {
 			files, err := f.finishWrites(ctx, buf)
 			if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -106,10 +107,10 @@ func (e *env) runBronzePlan() (*bronze.Plan, error) {
 	return pl, nil
 }
 
-func (e *env) tables() ([]parse.Event, []parse.DeadLetter) {
+func (e *env) tables() ([]tables.BronzeEvent, []tables.DeadLetter) {
 	e.t.Helper()
-	var evs []parse.Event
-	var dls []parse.DeadLetter
+	var evs []tables.BronzeEvent
+	var dls []tables.DeadLetter
 	if err := icebergio.ScanRows(context.Background(), e.cfg.Catalog, e.cfg.Table, &evs); err != nil {
 		e.t.Fatal(err)
 	}
@@ -117,20 +118,20 @@ func (e *env) tables() ([]parse.Event, []parse.DeadLetter) {
 		e.t.Fatal(err)
 	}
 	// Rows that another engine wrote (see defects_test.go) are not ours.
-	evs = slices.DeleteFunc(evs, func(ev parse.Event) bool { return ev.KafkaTopic == foreignTopic })
-	dls = slices.DeleteFunc(dls, func(dl parse.DeadLetter) bool { return dl.KafkaTopic == foreignTopic })
+	evs = slices.DeleteFunc(evs, func(ev tables.BronzeEvent) bool { return ev.KafkaTopic == foreignTopic })
+	dls = slices.DeleteFunc(dls, func(dl tables.DeadLetter) bool { return dl.KafkaTopic == foreignTopic })
 	return evs, dls
 }
 
 // expectedEvent decodes a valid sample independently of the parser, with
 // encoding/json and time.Parse.
-func expectedEvent(t *testing.T, v []byte) parse.Event {
+func expectedEvent(t *testing.T, v []byte) tables.BronzeEvent {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(v, &m); err != nil {
 		t.Fatalf("sample %s: %v", v, err)
 	}
-	var ev parse.Event
+	var ev tables.BronzeEvent
 	if s, ok := m["source"].(string); ok {
 		ev.Source = &s
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/gold"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -114,7 +115,7 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
 	}
-	progress := icebergio.Offsets{}
+	progress := offsets.Offsets{}
 	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
 
 	snaps := snapshots.ReadSnapshots(s, src)

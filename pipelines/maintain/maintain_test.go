@@ -71,11 +71,11 @@ func (e *env) round(n int) error {
 		return err
 	}
 	day := []tables.PartitionField{{Column: "ingested_at", Transform: "day"}}
-	evs, err := icebergio.Open(ctx, e.cat, tables.Table{Ident: events, Row: parse.Event{}, Partition: day}, pipeline)
+	evs, err := icebergio.Open(ctx, e.cat, tables.Table{Ident: events, Row: tables.BronzeEvent{}, Partition: day}, pipeline)
 	if err != nil {
 		return err
 	}
-	dead, err := icebergio.Open(ctx, e.cat, tables.Table{Ident: dlq, Row: parse.DeadLetter{}, Partition: day}, pipeline)
+	dead, err := icebergio.Open(ctx, e.cat, tables.Table{Ident: dlq, Row: tables.DeadLetter{}, Partition: day}, pipeline)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (e *env) round(n int) error {
 	if err != nil {
 		return err
 	}
-	start := icebergio.Offsets{}
+	start := offsets.Offsets{}
 	for _, p := range parts {
 		start.Set(topic, p.ID, p.Start)
 	}
@@ -115,8 +115,8 @@ func (e *env) maintain(extra ...string) (int, string) {
 var aggressive = []string{"--min-input-files=2", "--expire-older-than=1ms", "--retain-last=1", "--orphan-older-than=1h"}
 
 type state struct {
-	events  []parse.Event
-	dead    []parse.DeadLetter
+	events  []tables.BronzeEvent
+	dead    []tables.DeadLetter
 	offsets map[string]map[string]string // table -> pipeline -> offsets
 	files   map[string]int64             // table -> data files
 	snaps   map[string]int               // table -> snapshots
@@ -161,10 +161,10 @@ func (e *env) state() state {
 }
 
 var rowOrder = []cmp.Option{
-	cmpopts.SortSlices(func(a, b parse.Event) bool {
+	cmpopts.SortSlices(func(a, b tables.BronzeEvent) bool {
 		return a.KafkaPartition < b.KafkaPartition || a.KafkaPartition == b.KafkaPartition && a.KafkaOffset < b.KafkaOffset
 	}),
-	cmpopts.SortSlices(func(a, b parse.DeadLetter) bool {
+	cmpopts.SortSlices(func(a, b tables.DeadLetter) bool {
 		return a.KafkaPartition < b.KafkaPartition || a.KafkaPartition == b.KafkaPartition && a.KafkaOffset < b.KafkaOffset
 	}),
 	cmpopts.EquateEmpty(),

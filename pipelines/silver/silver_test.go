@@ -18,7 +18,7 @@ import (
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
-	"github.com/haade/haade/transforms/silver"
+	"github.com/haade/haade/transforms/tables"
 )
 
 var bronzeBin string
@@ -92,8 +92,8 @@ type row struct{ Source, Title, TS string }
 
 func (l *lake) silverRows() ([]row, []string) {
 	l.t.Helper()
-	var evs []silver.Event
-	var rejects []silver.Reject
+	var evs []tables.SilverEvent
+	var rejects []tables.SilverReject
 	if err := icebergio.ScanRows(context.Background(), l.catalog, "lakehouse.silver_events", &evs); err != nil {
 		l.t.Fatal(err)
 	}

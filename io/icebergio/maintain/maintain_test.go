@@ -24,6 +24,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -39,13 +40,13 @@ type mRow struct {
 }
 
 type mBatch struct {
-	r    icebergio.Range
+	r    offsets.Range
 	rows []mRow
 }
 
-func (b mBatch) Range() icebergio.Range { return b.r }
-func (b mBatch) RowSlice() any          { return b.rows }
-func (b mBatch) RowOffset(i int) int64  { return b.rows[i].Offset }
+func (b mBatch) Range() offsets.Range  { return b.r }
+func (b mBatch) RowSlice() any         { return b.rows }
+func (b mBatch) RowOffset(i int) int64 { return b.rows[i].Offset }
 
 const mTopic = "events"
 
@@ -61,8 +62,8 @@ type mEnv struct {
 	dir   string
 
 	mu      sync.Mutex
-	running map[string]icebergio.Offsets // pipeline -> offsets its committer holds
-	rows    []mRow                       // every row committed
+	running map[string]offsets.Offsets // pipeline -> offsets its committer holds
+	rows    []mRow                     // every row committed
 }
 
 func newMEnv(t *testing.T) *mEnv {
@@ -70,7 +71,7 @@ func newMEnv(t *testing.T) *mEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	e := &mEnv{t: t, dir: dir, ident: "ns.t", running: map[string]icebergio.Offsets{},
+	e := &mEnv{t: t, dir: dir, ident: "ns.t", running: map[string]offsets.Offsets{},
 		cfg: icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}}
 	cat, err := e.cfg.Open(ctx)
 	if err != nil {
@@ -113,7 +114,7 @@ func (e *mEnv) write(ctx context.Context, pipeline, topic string, w int, n int64
 	var batches []icebergio.Batch
 	for _, p := range parts {
 		start := int64(w-1) * n
-		b := mBatch{r: icebergio.Range{Topic: topic, Partition: p, Start: start, End: start + n}, rows: rowsOf(topic, p, start, start+n)}
+		b := mBatch{r: offsets.Range{Topic: topic, Partition: p, Start: start, End: start + n}, rows: rowsOf(topic, p, start, start+n)}
 		rows = append(rows, b.rows...)
 		batches = append(batches, b)
 	}
@@ -385,7 +386,7 @@ func TestExpireKeepsUnreadSnapshots(t *testing.T) {
 	}
 	rec.Release()
 	defer rdr.Release()
-	read := icebergio.Offsets{}
+	read := offsets.Offsets{}
 	read.Set(icebergio.SourceTopic(e.ident), 0, 3)
 	tx := down.NewTransaction()
 	if err := tx.Append(ctx, rdr, iceberg.Properties{icebergio.SummaryPipeline: "silver", icebergio.SummaryOffsets: read.Encode()}); err != nil {
@@ -480,7 +481,7 @@ func contains(ss []string, s string) bool {
 
 // encode is the summary form of offsets (a JSON object), as the committer
 // writes it.
-func encode(o icebergio.Offsets) string {
+func encode(o offsets.Offsets) string {
 	b, _ := json.Marshal(o)
 	return string(b)
 }

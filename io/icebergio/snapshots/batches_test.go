@@ -76,7 +76,7 @@ func TestSnapshotBatchesAndReadDayBatches(t *testing.T) {
 	}
 	day := time.Date(2026, 5, 19, 0, 0, 0, 0, time.UTC)
 	at := func(h int) int64 { return day.Add(time.Duration(h) * time.Hour).UnixMicro() }
-	for i, rows := range [][]silver.Event{
+	for i, rows := range [][]tables.SilverEvent{
 		{{Source: "news", Title: "A", Timestamp: at(1)}, {Source: "news", Title: "B", Timestamp: at(30)}},
 		{{Source: "ft", Title: "C", Timestamp: at(2)}},
 	} {

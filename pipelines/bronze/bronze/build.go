@@ -27,7 +27,7 @@ type Plan struct {
 	DeadLetter *icebergio.Sink
 	// Start and End are the offsets the read starts at and, for a
 	// bounded read, ends at.
-	Start, End icebergio.Offsets
+	Start, End offsets.Offsets
 }
 
 // Build prepares the tables, plans the Kafka read from their offsets, and
@@ -80,7 +80,7 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--brokers=%s: %w", strings.Join(cfg.Kafka.Brokers, ","), err)
 	}
-	start, end := icebergio.Offsets{}, icebergio.Offsets{}
+	start, end := offsets.Offsets{}, offsets.Offsets{}
 	for _, p := range parts {
 		start.Set(cfg.Kafka.Topic, p.ID, p.Start)
 		if p.End != math.MaxInt64 {

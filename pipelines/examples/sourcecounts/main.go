@@ -18,6 +18,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -59,7 +60,7 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
 	}
-	progress := icebergio.Offsets{}
+	progress := offsets.Offsets{}
 	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
 
 	days := snapshots.TouchedDays(s, snapshots.ReadSnapshots(s, src), tables.BronzeEvent{}, "ingested_at")
