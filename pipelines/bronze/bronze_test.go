@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
 // env is one in-process Kafka and one temporary lakehouse.
 type env struct {
 	t        *testing.T
-	kafka    *kafkatest.Cluster
+	kafka    *embedded.Cluster
 	cfg      bronze.Config
 	produced map[int64]map[int64][]byte // partition -> offset -> value (nil: tombstone)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	icemaint "github.com/haade/haade/io/icebergio/maintain"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
@@ -42,7 +43,7 @@ const (
 // stages fill, wired as pipelines/bronze's build does.
 type env struct {
 	t     *testing.T
-	kafka *kafkatest.Cluster
+	kafka *embedded.Cluster
 	cat   icebergio.CatalogConfig
 	kcfg  kafkaio.Config
 	seed  uint64

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 
 type lake struct {
 	t       *testing.T
-	kafka   *kafkatest.Cluster
+	kafka   *embedded.Cluster
 	catalog icebergio.CatalogConfig
 }
 
