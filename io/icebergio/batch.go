@@ -27,17 +27,6 @@ func firstRowAtOrAfter(b Batch, n int, next int64) int {
 	return sort.Search(n, func(i int) bool { return b.RowOffset(i) >= next })
 }
 
-// appendRange adds r to rs, merging it into a range it continues.
-func appendRange(rs []offsets.Range, r offsets.Range) []offsets.Range {
-	for i := len(rs) - 1; i >= 0; i-- {
-		if rs[i].Topic == r.Topic && rs[i].Partition == r.Partition && rs[i].End == r.Start {
-			rs[i].End = r.End
-			return rs
-		}
-	}
-	return append(rs, r)
-}
-
 // SourceTimed is implemented by batches that know the source timestamps of
 // their records (Kafka timestamps, milliseconds since the epoch); the
 // committer uses them for the freshness metric.

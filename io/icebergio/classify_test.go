@@ -4,7 +4,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/transforms/offsets"
 )
 
@@ -52,29 +51,5 @@ func TestClassify(t *testing.T) {
 				t.Fatalf("classify = %v, %v; want %v", got, err, tc.want)
 			}
 		})
-	}
-}
-
-func TestAdvance(t *testing.T) {
-	running := offsets.Offsets{"t": {0: 10, 1: 20}}
-	w := FileSet{Ranges: []offsets.Range{rng(0, 10, 15), rng(0, 15, 18), rng(1, 5, 8), rng(2, 0, 4), {Topic: "u", Partition: 0, Start: 3, End: 4}}}
-	got := advance(running, w)
-	want := offsets.Offsets{"t": {0: 18, 1: 20, 2: 4}, "u": {0: 4}} // never backwards
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("advance (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(offsets.Offsets{"t": {0: 10, 1: 20}}, running); diff != "" {
-		t.Errorf("advance changed its input (-want +got):\n%s", diff)
-	}
-}
-
-func TestAppendRange(t *testing.T) {
-	var rs []offsets.Range
-	for _, r := range []offsets.Range{rng(0, 0, 5), rng(1, 0, 2), rng(0, 5, 9), rng(0, 12, 14), rng(1, 2, 3)} {
-		rs = appendRange(rs, r)
-	}
-	want := []offsets.Range{rng(0, 0, 9), rng(1, 0, 3), rng(0, 12, 14)}
-	if diff := cmp.Diff(want, rs); diff != "" {
-		t.Errorf("appendRange (-want +got):\n%s", diff)
 	}
 }

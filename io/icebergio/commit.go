@@ -97,17 +97,6 @@ func classify(w FileSet, running, start offsets.Offsets) (windowState, error) {
 	return windowReady, nil
 }
 
-// advance returns running moved past the window's ranges.
-func advance(running offsets.Offsets, w FileSet) offsets.Offsets {
-	out := running.Clone()
-	for _, r := range w.Ranges {
-		if cur, ok := out.Next(r.Topic, r.Partition); !ok || r.End > cur {
-			out.Set(r.Topic, r.Partition, r.End)
-		}
-	}
-	return out
-}
-
 // committer commits windows of one table, in window order, one snapshot
 // per window that has rows. It keeps no state of its own: the caller passes
 // the pending windows and the running offsets, and stores what it returns.
@@ -190,10 +179,11 @@ func (c *committer) process(ctx context.Context, pending []FileSet, running offs
 			// lose them for good; refuse, loudly.
 			return append([]FileSet{w}, pending...), running, done, fmt.Errorf("%w: window %s of %s has %d rows but no data file", ErrLostRows, w.end().Format(time.RFC3339), c.ident, w.Rows)
 		case len(w.Files) == 0:
-			running = advance(running, w)
+			running.Advance(w.Ranges...) // running is this call's own copy
 			res.Outcome = "empty"
 		default:
-			next := advance(running, w)
+			next := running.Clone()
+			next.Advance(w.Ranges...)
 			id, replayed, err := c.commit(ctx, w, next)
 			if err != nil {
 				return append([]FileSet{w}, pending...), running, done, err

@@ -53,7 +53,7 @@ func (fs FileSet) end() time.Time { return time.UnixMilli(fs.WindowEnd).UTC() }
 func (fs *FileSet) add(o FileSet) {
 	fs.Files = append(fs.Files, o.Files...)
 	for _, r := range o.Ranges {
-		fs.Ranges = appendRange(fs.Ranges, r)
+		fs.Ranges = offsets.AppendRange(fs.Ranges, r)
 	}
 	fs.Rows += o.Rows
 	fs.Bytes += o.Bytes
@@ -239,7 +239,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.Even
 			return fmt.Errorf("icebergio.Write %s: %w", f.Ident, err)
 		}
 	}
-	buf.ranges = appendRange(buf.ranges, r)
+	buf.ranges = offsets.AppendRange(buf.ranges, r)
 	if st, ok := elem.(SourceTimed); ok && n > lo {
 		mn, mx := st.SourceTimeRange()
 		if mn > 0 && (buf.minMs == 0 || mn < buf.minMs) {
