@@ -1,6 +1,7 @@
 package icebergio
 
 import (
+	"github.com/haade/haade/transforms/offsets"
 	"reflect"
 	"sort"
 )
@@ -11,8 +12,8 @@ import (
 // the table's offsets advance over them.
 type Batch interface {
 	// Range returns the source offsets this batch covers.
-	Range() Range
-	// RowSlice returns a slice of row structs, e.g. []Event.
+	Range() offsets.Range
+	// RowSlice returns a slice of row structs, e.g. []tables.BronzeEvent.
 	RowSlice() any
 	// RowOffset returns the source offset of row i.
 	RowOffset(i int) int64
@@ -24,17 +25,6 @@ var batchType = reflect.TypeOf((*Batch)(nil)).Elem()
 // least next.
 func firstRowAtOrAfter(b Batch, n int, next int64) int {
 	return sort.Search(n, func(i int) bool { return b.RowOffset(i) >= next })
-}
-
-// appendRange adds r to rs, merging it into a range it continues.
-func appendRange(rs []Range, r Range) []Range {
-	for i := len(rs) - 1; i >= 0; i-- {
-		if rs[i].Topic == r.Topic && rs[i].Partition == r.Partition && rs[i].End == r.Start {
-			rs[i].End = r.End
-			return rs
-		}
-	}
-	return append(rs, r)
 }
 
 // SourceTimed is implemented by batches that know the source timestamps of

@@ -4,42 +4,42 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/transforms/offsets"
 )
 
-func rng(p int32, start, end int64) Range {
-	return Range{Topic: "t", Partition: p, Start: start, End: end}
+func rng(p int32, start, end int64) offsets.Range {
+	return offsets.Range{Topic: "t", Partition: p, Start: start, End: end}
 }
 
 func TestClassify(t *testing.T) {
-	running := Offsets{"t": {0: 10, 1: 20}}
-	start := Offsets{"t": {2: 100}} // where the read began for a partition the table does not know
+	running := offsets.Offsets{"t": {0: 10, 1: 20}}
+	start := offsets.Offsets{"t": {2: 100}} // where the read began for a partition the table does not know
 	tests := []struct {
 		name    string
-		ranges  []Range
+		ranges  []offsets.Range
 		want    windowState
 		overlap bool // want ErrOffsetsOverlap
 	}{
-		{"continues one partition", []Range{rng(0, 10, 15)}, windowReady, false},
-		{"continues two partitions", []Range{rng(0, 10, 15), rng(1, 20, 21)}, windowReady, false},
-		{"ranges that tile, out of order", []Range{rng(0, 12, 15), rng(0, 10, 12)}, windowReady, false},
-		{"unknown partition at its start", []Range{rng(2, 100, 110)}, windowReady, false},
-		{"partition unknown everywhere", []Range{rng(3, 7, 9)}, windowReady, false},
-		{"wholly in the table", []Range{rng(0, 0, 10)}, windowDuplicate, false},
-		{"wholly in the table, two partitions", []Range{rng(0, 5, 10), rng(1, 0, 20)}, windowDuplicate, false},
-		{"unknown partition before its start", []Range{rng(2, 50, 100)}, windowDuplicate, false},
+		{"continues one partition", []offsets.Range{rng(0, 10, 15)}, windowReady, false},
+		{"continues two partitions", []offsets.Range{rng(0, 10, 15), rng(1, 20, 21)}, windowReady, false},
+		{"ranges that tile, out of order", []offsets.Range{rng(0, 12, 15), rng(0, 10, 12)}, windowReady, false},
+		{"unknown partition at its start", []offsets.Range{rng(2, 100, 110)}, windowReady, false},
+		{"partition unknown everywhere", []offsets.Range{rng(3, 7, 9)}, windowReady, false},
+		{"wholly in the table", []offsets.Range{rng(0, 0, 10)}, windowDuplicate, false},
+		{"wholly in the table, two partitions", []offsets.Range{rng(0, 5, 10), rng(1, 0, 20)}, windowDuplicate, false},
+		{"unknown partition before its start", []offsets.Range{rng(2, 50, 100)}, windowDuplicate, false},
 		{"no ranges", nil, windowDuplicate, false},
-		{"an earlier window is missing", []Range{rng(0, 15, 20)}, windowWaiting, false},
-		{"one partition waits", []Range{rng(0, 10, 15), rng(1, 25, 30)}, windowWaiting, false},
-		{"unknown partition after its start", []Range{rng(2, 110, 120)}, windowWaiting, false},
-		{"straddles the table's offset", []Range{rng(0, 5, 15)}, 0, true},
-		{"a hole inside the window", []Range{rng(0, 10, 12), rng(0, 13, 15)}, 0, true},
-		{"ranges overlap inside the window", []Range{rng(0, 10, 13), rng(0, 12, 15)}, 0, true},
-		{"partly in the table", []Range{rng(0, 0, 10), rng(1, 20, 25)}, 0, true},
+		{"an earlier window is missing", []offsets.Range{rng(0, 15, 20)}, windowWaiting, false},
+		{"one partition waits", []offsets.Range{rng(0, 10, 15), rng(1, 25, 30)}, windowWaiting, false},
+		{"unknown partition after its start", []offsets.Range{rng(2, 110, 120)}, windowWaiting, false},
+		{"straddles the table's offset", []offsets.Range{rng(0, 5, 15)}, 0, true},
+		{"a hole inside the window", []offsets.Range{rng(0, 10, 12), rng(0, 13, 15)}, 0, true},
+		{"ranges overlap inside the window", []offsets.Range{rng(0, 10, 13), rng(0, 12, 15)}, 0, true},
+		{"partly in the table", []offsets.Range{rng(0, 0, 10), rng(1, 20, 25)}, 0, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := WindowFiles{Table: "ns.t", WindowEnd: 1_000, Ranges: tc.ranges}
+			w := FileSet{Table: "ns.t", WindowEnd: 1_000, Ranges: tc.ranges}
 			got, err := classify(w, running, start)
 			if tc.overlap {
 				if !errors.Is(err, ErrOffsetsOverlap) {
@@ -51,29 +51,5 @@ func TestClassify(t *testing.T) {
 				t.Fatalf("classify = %v, %v; want %v", got, err, tc.want)
 			}
 		})
-	}
-}
-
-func TestAdvance(t *testing.T) {
-	running := Offsets{"t": {0: 10, 1: 20}}
-	w := WindowFiles{Ranges: []Range{rng(0, 10, 15), rng(0, 15, 18), rng(1, 5, 8), rng(2, 0, 4), {Topic: "u", Partition: 0, Start: 3, End: 4}}}
-	got := advance(running, w)
-	want := Offsets{"t": {0: 18, 1: 20, 2: 4}, "u": {0: 4}} // never backwards
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("advance (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(Offsets{"t": {0: 10, 1: 20}}, running); diff != "" {
-		t.Errorf("advance changed its input (-want +got):\n%s", diff)
-	}
-}
-
-func TestAppendRange(t *testing.T) {
-	var rs []Range
-	for _, r := range []Range{rng(0, 0, 5), rng(1, 0, 2), rng(0, 5, 9), rng(0, 12, 14), rng(1, 2, 3)} {
-		rs = appendRange(rs, r)
-	}
-	want := []Range{rng(0, 0, 9), rng(1, 0, 3), rng(0, 12, 14)}
-	if diff := cmp.Diff(want, rs); diff != "" {
-		t.Errorf("appendRange (-want +got):\n%s", diff)
 	}
 }

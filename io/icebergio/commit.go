@@ -13,22 +13,8 @@ import (
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/internal/stop"
+	"github.com/haade/haade/transforms/offsets"
 )
-
-// WindowFiles is everything the writers produced for one table and one
-// window: the unit of one commit.
-type WindowFiles struct {
-	Table     string
-	WindowEnd int64 // milliseconds since the epoch
-	Files     [][]byte
-	Ranges    []Range
-	Rows      int64
-	Bytes     int64
-	// MinSourceMs and MaxSourceMs bound the source timestamps of the rows.
-	MinSourceMs, MaxSourceMs int64
-}
-
-func (w WindowFiles) end() time.Time { return time.UnixMilli(w.WindowEnd).UTC() }
 
 // Commit reports what the committer did with one window.
 type Commit struct {
@@ -56,10 +42,10 @@ const (
 // classify checks a window's ranges against running, the offsets that the
 // table holds plus those that earlier empty windows advanced. Start gives
 // the first offset of partitions that running does not know.
-func classify(w WindowFiles, running, start Offsets) (windowState, error) {
+func classify(w FileSet, running, start offsets.Offsets) (windowState, error) {
 	type span struct{ lo, hi int64 }
 	spans := map[string]map[int32]*span{}
-	rs := append([]Range(nil), w.Ranges...)
+	rs := append([]offsets.Range(nil), w.Ranges...)
 	sort.Slice(rs, func(i, j int) bool {
 		if rs[i].Topic != rs[j].Topic {
 			return rs[i].Topic < rs[j].Topic
@@ -111,17 +97,6 @@ func classify(w WindowFiles, running, start Offsets) (windowState, error) {
 	return windowReady, nil
 }
 
-// advance returns running moved past the window's ranges.
-func advance(running Offsets, w WindowFiles) Offsets {
-	out := running.Clone()
-	for _, r := range w.Ranges {
-		if cur, ok := out.Next(r.Topic, r.Partition); !ok || r.End > cur {
-			out.Set(r.Topic, r.Partition, r.End)
-		}
-	}
-	return out
-}
-
 // committer commits windows of one table, in window order, one snapshot
 // per window that has rows. It keeps no state of its own: the caller passes
 // the pending windows and the running offsets, and stores what it returns.
@@ -129,7 +104,7 @@ type committer struct {
 	cat      catalog.Catalog
 	ident    string
 	pipeline string
-	start    Offsets
+	start    offsets.Offsets
 	// ids are the current Kafka topic ids, recorded with every commit.
 	ids     TopicIDs
 	backoff Backoff
@@ -144,12 +119,12 @@ type committer struct {
 	stale bool
 	// beforeCommit, when set, runs after the files are decoded and before
 	// the snapshot is committed; tests use it to inject crashes.
-	beforeCommit func(WindowFiles) error
+	beforeCommit func(FileSet) error
 }
 
 // process commits every pending window that is ready, in window order, and
 // returns the windows still waiting and the new running offsets.
-func (c *committer) process(ctx context.Context, pending []WindowFiles, running Offsets) ([]WindowFiles, Offsets, []Commit, error) {
+func (c *committer) process(ctx context.Context, pending []FileSet, running offsets.Offsets) ([]FileSet, offsets.Offsets, []Commit, error) {
 	sort.SliceStable(pending, func(i, j int) bool { return pending[i].WindowEnd < pending[j].WindowEnd })
 	// The table may hold more than running says: another attempt of this
 	// job may have committed after the runner checkpoint that running
@@ -163,7 +138,7 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 		return pending, running, nil, err
 	}
 	if running == nil {
-		running = Offsets{}
+		running = offsets.Offsets{}
 	}
 	running = running.Clone()
 	running.Max(committed)
@@ -202,15 +177,16 @@ func (c *committer) process(ctx context.Context, pending []WindowFiles, running 
 			// Rows without a data file: the writers lost them (a write
 			// that failed without an error). Advancing the offsets would
 			// lose them for good; refuse, loudly.
-			return append([]WindowFiles{w}, pending...), running, done, fmt.Errorf("%w: window %s of %s has %d rows but no data file", ErrLostRows, w.end().Format(time.RFC3339), c.ident, w.Rows)
+			return append([]FileSet{w}, pending...), running, done, fmt.Errorf("%w: window %s of %s has %d rows but no data file", ErrLostRows, w.end().Format(time.RFC3339), c.ident, w.Rows)
 		case len(w.Files) == 0:
-			running = advance(running, w)
+			running.Advance(w.Ranges...) // running is this call's own copy
 			res.Outcome = "empty"
 		default:
-			next := advance(running, w)
+			next := running.Clone()
+			next.Advance(w.Ranges...)
 			id, replayed, err := c.commit(ctx, w, next)
 			if err != nil {
-				return append([]WindowFiles{w}, pending...), running, done, err
+				return append([]FileSet{w}, pending...), running, done, err
 			}
 			running = next
 			res.SnapshotID = id
@@ -239,10 +215,10 @@ func (c *committer) progressInterval() time.Duration {
 	return c.progressEvery
 }
 
-// recordProgress stores offsets in the table's progress property, in a
+// recordProgress stores next in the table's progress property, in a
 // metadata-only commit: no snapshot. Every window up to these offsets is in
 // the table or had no rows for it.
-func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
+func (c *committer) recordProgress(ctx context.Context, next offsets.Offsets) error {
 	return Retry(ctx, c.backoff, "record progress", c.ident, func() error {
 		tbl, err := c.LoadTable(ctx)
 		if err != nil {
@@ -252,19 +228,19 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 		if err != nil {
 			return Permanent(err)
 		}
-		if !offsets.Ahead(cur) {
+		if !next.Ahead(cur) {
 			return nil
 		}
 		tx, err := pinned(tbl)
 		if err != nil {
 			return err
 		}
-		if err := tx.SetProperties(c.progress(offsets)); err != nil {
+		if err := tx.SetProperties(c.progress(next)); err != nil {
 			return err
 		}
 		_, err = tx.Commit(ctx)
 		if err == nil {
-			slog.Info("recorded progress", "table", c.ident, "offsets", offsets.String())
+			slog.Info("recorded progress", "table", c.ident, "offsets", next.String())
 		} else if !IsConflict(err) {
 			c.stale = true
 		}
@@ -272,10 +248,10 @@ func (c *committer) recordProgress(ctx context.Context, offsets Offsets) error {
 	})
 }
 
-// progress is the table property update that records offsets (see
+// progress is the table property update that records next (see
 // ProgressProperty).
-func (c *committer) progress(offsets Offsets) iceberg.Properties {
-	v, _ := json.Marshal(progress{Offsets: offsets, At: time.Now().UnixMilli(), TopicIDs: c.ids})
+func (c *committer) progress(next offsets.Offsets) iceberg.Properties {
+	v, _ := json.Marshal(progress{Offsets: next, At: time.Now().UnixMilli(), TopicIDs: c.ids})
 	return iceberg.Properties{ProgressProperty(c.pipeline): string(v)}
 }
 
@@ -293,7 +269,7 @@ func (c *committer) load(ctx context.Context) (*table.Table, error) {
 // offsets next. A conflict or a transient error means reload and retry; a
 // window whose token is in the table's history already is not committed
 // again (replayed is then true).
-func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id int64, replayed bool, err error) {
+func (c *committer) commit(ctx context.Context, w FileSet, next offsets.Offsets) (id int64, replayed bool, err error) {
 	props := iceberg.Properties{
 		SummaryPipeline:  c.pipeline,
 		SummaryWindowEnd: w.end().Format(time.RFC3339Nano),
@@ -319,7 +295,7 @@ func (c *committer) commit(ctx context.Context, w WindowFiles, next Offsets) (id
 		if err != nil {
 			return Permanent(err)
 		}
-		if st, err := classify(w, cur, Offsets{}); err != nil {
+		if st, err := classify(w, cur, offsets.Offsets{}); err != nil {
 			return Permanent(err)
 		} else if st == windowDuplicate {
 			replayed = true

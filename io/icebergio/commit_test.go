@@ -14,11 +14,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // writeWindow writes batches with the real writer as one bundle of window
 // n, and returns what the committer would receive.
-func writeWindow(t *testing.T, sink *icebergio.Sink, n int, bs ...RowBatch) icebergio.WindowFiles {
+func writeWindow(t *testing.T, sink *icebergio.Sink, n int, bs ...RowBatch) icebergio.FileSet {
 	t.Helper()
 	batches := make([]icebergio.Batch, len(bs))
 	for i, b := range bs {
@@ -81,10 +82,10 @@ func TestCommitterOutOfOrder(t *testing.T) {
 	sink, cat := testTable(t, "ooo")
 	ws := threeWindows()
 	w1, w2, w3 := writeWindow(t, sink, 1, ws[0]...), writeWindow(t, sink, 2, ws[1]...), writeWindow(t, sink, 3, ws[2]...)
-	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0, 1: 0}}, nil)
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, offsets.Offsets{topic: {0: 0, 1: 0}}, nil)
 
 	// W3 first: it must wait for W1 and W2.
-	pending, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w3}, nil)
+	pending, running, done, err := c.Process(ctx, []icebergio.FileSet{w3}, nil)
 	if err != nil || len(done) != 0 || len(pending) != 1 {
 		t.Fatalf("Process(W3) = %d pending, %v, %v; want W3 waiting", len(pending), outcomes(done), err)
 	}
@@ -134,7 +135,7 @@ func TestCommitterOutOfOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(icebergio.Offsets{topic: {0: 25, 1: 12}}, st.Offsets); diff != "" || st.Rows != 31 || st.Snapshots != 3 {
+	if diff := cmp.Diff(offsets.Offsets{topic: {0: 25, 1: 12}}, st.Offsets); diff != "" || st.Rows != 31 || st.Snapshots != 3 {
 		t.Errorf("Stat = %+v, want 31 rows, 3 snapshots, offsets 25 and 12 (%s)", st, diff)
 	}
 }
@@ -144,25 +145,25 @@ func TestCommitterReplay(t *testing.T) {
 	sink, cat := testTable(t, "replay")
 	ws := threeWindows()
 	w1, w2 := writeWindow(t, sink, 1, ws[0]...), writeWindow(t, sink, 2, ws[1]...)
-	start := icebergio.Offsets{topic: {0: 0, 1: 0}}
+	start := offsets.Offsets{topic: {0: 0, 1: 0}}
 	ident := sink.Table.Ident
 
 	c := icebergio.NewCommitter(cat, ident, pipeline, start, nil)
-	if _, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil); err != nil || len(done) != 1 {
+	if _, _, done, err := c.Process(ctx, []icebergio.FileSet{w1}, nil); err != nil || len(done) != 1 {
 		t.Fatalf("Process(W1) = %v, %v", outcomes(done), err)
 	}
 
 	t.Run("window already in the table", func(t *testing.T) {
 		// A restarted committer has lost its state; the runner replays W1.
 		c := icebergio.NewCommitter(cat, ident, pipeline, start, nil)
-		_, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil)
+		_, running, done, err := c.Process(ctx, []icebergio.FileSet{w1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]string{outcome(1, "duplicate", 14)}, outcomes(done)); diff != "" {
 			t.Errorf("replayed W1 (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(icebergio.Offsets{topic: {0: 10, 1: 5}}, running); diff != "" {
+		if diff := cmp.Diff(offsets.Offsets{topic: {0: 10, 1: 5}}, running); diff != "" {
 			t.Errorf("running offsets come from the table (-want +got):\n%s", diff)
 		}
 	})
@@ -170,7 +171,7 @@ func TestCommitterReplay(t *testing.T) {
 	t.Run("same token committed again", func(t *testing.T) {
 		// commit itself, asked twice for W1, finds the token in the history.
 		before := len(icebergtest.Snapshots(t, cat, ident))
-		id, replayed, err := c.CommitWindow(ctx, w1, icebergio.Offsets{topic: {0: 10, 1: 5}})
+		id, replayed, err := c.CommitWindow(ctx, w1, offsets.Offsets{topic: {0: 10, 1: 5}})
 		if err != nil || !replayed {
 			t.Fatalf("CommitWindow(W1) again = %d, %v, %v; want replayed", id, replayed, err)
 		}
@@ -184,7 +185,7 @@ func TestCommitterReplay(t *testing.T) {
 		// the job commits W2: the commit conflicts, reloads, and finds the
 		// token instead of committing W2 twice.
 		c, otherDone := racedCommitter(ctx, cat, ident, start, w2)
-		_, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w2}, nil)
+		_, _, done, err := c.Process(ctx, []icebergio.FileSet{w2}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,11 +212,11 @@ func TestCommitterReplay(t *testing.T) {
 // racedCommitter returns a committer whose first commit loses a race:
 // after its checks and before its commit, another attempt of the job
 // commits ws. What that attempt did is in *otherDone once it has.
-func racedCommitter(ctx context.Context, cat catalog.Catalog, ident string, start icebergio.Offsets, ws ...icebergio.WindowFiles) (c *icebergio.Committer, otherDone *[]icebergio.Commit) {
+func racedCommitter(ctx context.Context, cat catalog.Catalog, ident string, start offsets.Offsets, ws ...icebergio.FileSet) (c *icebergio.Committer, otherDone *[]icebergio.Commit) {
 	other := icebergio.NewCommitter(cat, ident, pipeline, start, nil)
 	otherDone = new([]icebergio.Commit)
 	calls := 0
-	c = icebergio.NewCommitter(cat, ident, pipeline, start, func(icebergio.WindowFiles) error {
+	c = icebergio.NewCommitter(cat, ident, pipeline, start, func(icebergio.FileSet) error {
 		calls++
 		if calls > 1 {
 			return nil
@@ -239,9 +240,9 @@ func TestCommitterEmptyWindow(t *testing.T) {
 	if len(w2.Files) != 0 || w2.Rows != 0 || len(w2.Ranges) != 2 {
 		t.Fatalf("W2 = %d files, %d rows, ranges %v; want no file, no row, two ranges", len(w2.Files), w2.Rows, w2.Ranges)
 	}
-	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0, 1: 0}}, nil)
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, offsets.Offsets{topic: {0: 0, 1: 0}}, nil)
 
-	pending, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w2, w1}, nil)
+	pending, running, done, err := c.Process(ctx, []icebergio.FileSet{w2, w1}, nil)
 	if err != nil || len(pending) != 0 {
 		t.Fatalf("Process(W2, W1) = %d pending, %v", len(pending), err)
 	}
@@ -251,7 +252,7 @@ func TestCommitterEmptyWindow(t *testing.T) {
 	if done[1].SnapshotID != 0 {
 		t.Errorf("the empty window reports snapshot %d, want 0", done[1].SnapshotID)
 	}
-	if diff := cmp.Diff(icebergio.Offsets{topic: {0: 6, 1: 4}}, running); diff != "" {
+	if diff := cmp.Diff(offsets.Offsets{topic: {0: 6, 1: 4}}, running); diff != "" {
 		t.Errorf("running offsets after the empty window (-want +got):\n%s", diff)
 	}
 	if n := len(icebergtest.Snapshots(t, cat, sink.Table.Ident)); n != 1 {
@@ -259,7 +260,7 @@ func TestCommitterEmptyWindow(t *testing.T) {
 	}
 	// W3 continues from where the empty window left the offsets, and its
 	// snapshot carries them, p1 included.
-	_, _, done, err = c.Process(ctx, []icebergio.WindowFiles{w3}, running)
+	_, _, done, err = c.Process(ctx, []icebergio.FileSet{w3}, running)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,24 +277,24 @@ func TestCommitterOverlap(t *testing.T) {
 	ctx := context.Background()
 	sink, cat := testTable(t, "overlap")
 	w1 := writeWindow(t, sink, 1, batch(1, 0, 0, 10))
-	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, nil)
-	_, running, _, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil)
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, offsets.Offsets{topic: {0: 0}}, nil)
+	_, running, _, err := c.Process(ctx, []icebergio.FileSet{w1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w2 := writeWindow(t, sink, 2, batch(2, 0, 10, 20))
 	tests := []struct {
 		name   string
-		ranges []icebergio.Range
+		ranges []offsets.Range
 	}{
-		{"straddles the committed offset", []icebergio.Range{{Topic: topic, Partition: 0, Start: 5, End: 20}}},
-		{"a hole inside the window", []icebergio.Range{{Topic: topic, Partition: 0, Start: 10, End: 12}, {Topic: topic, Partition: 0, Start: 14, End: 20}}},
+		{"straddles the committed offset", []offsets.Range{{Topic: topic, Partition: 0, Start: 5, End: 20}}},
+		{"a hole inside the window", []offsets.Range{{Topic: topic, Partition: 0, Start: 10, End: 12}, {Topic: topic, Partition: 0, Start: 14, End: 20}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := w2
 			bad.Ranges = tc.ranges
-			pending, _, done, err := c.Process(ctx, []icebergio.WindowFiles{bad}, running)
+			pending, _, done, err := c.Process(ctx, []icebergio.FileSet{bad}, running)
 			if !errors.Is(err, icebergio.ErrOffsetsOverlap) {
 				t.Fatalf("Process = %v, %v; want ErrOffsetsOverlap", outcomes(done), err)
 			}
@@ -312,13 +313,13 @@ func TestCommitterCrashBeforeCommit(t *testing.T) {
 	sink, cat := testTable(t, "crash")
 	w1, w2 := writeWindow(t, sink, 1, batch(1, 0, 0, 5)), writeWindow(t, sink, 2, batch(2, 0, 5, 9))
 	crash := errors.New("injected crash")
-	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, func(w icebergio.WindowFiles) error {
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, offsets.Offsets{topic: {0: 0}}, func(w icebergio.FileSet) error {
 		if w.WindowEnd == windowEnd(2).UnixMilli() {
 			return crash
 		}
 		return nil
 	})
-	pending, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w2, w1}, nil)
+	pending, running, done, err := c.Process(ctx, []icebergio.FileSet{w2, w1}, nil)
 	if !errors.Is(err, crash) {
 		t.Fatalf("Process = %v; want the injected crash", err)
 	}
@@ -328,11 +329,11 @@ func TestCommitterCrashBeforeCommit(t *testing.T) {
 	if len(pending) != 1 || pending[0].WindowEnd != w2.WindowEnd {
 		t.Errorf("pending after the crash = %d windows, want W2", len(pending))
 	}
-	if diff := cmp.Diff(icebergio.Offsets{topic: {0: 5}}, running); diff != "" {
+	if diff := cmp.Diff(offsets.Offsets{topic: {0: 5}}, running); diff != "" {
 		t.Errorf("running offsets after the crash (-want +got):\n%s", diff)
 	}
 	// A new committer (the restarted job) takes W2 again.
-	c = icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, nil)
+	c = icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, offsets.Offsets{topic: {0: 0}}, nil)
 	if _, _, done, err = c.Process(ctx, pending, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -348,8 +349,8 @@ func TestWriterDropsCommittedRows(t *testing.T) {
 	ctx := context.Background()
 	sink, cat := testTable(t, "dedupe")
 	w1 := writeWindow(t, sink, 1, batch(1, 0, 0, 10))
-	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, nil)
-	if _, _, _, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil); err != nil {
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, offsets.Offsets{topic: {0: 0}}, nil)
+	if _, _, _, err := c.Process(ctx, []icebergio.FileSet{w1}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A replayed batch wholly in the table gives the writer nothing to emit.
@@ -359,10 +360,10 @@ func TestWriterDropsCommittedRows(t *testing.T) {
 	// A batch that straddles the table's offset keeps only the new rows,
 	// and its range starts at that offset.
 	w2 := writeWindow(t, sink, 2, batch(2, 0, 5, 15, 12))
-	if diff := cmp.Diff([]icebergio.Range{{Topic: topic, Partition: 0, Start: 10, End: 15}}, w2.Ranges); diff != "" || w2.Rows != 4 {
+	if diff := cmp.Diff([]offsets.Range{{Topic: topic, Partition: 0, Start: 10, End: 15}}, w2.Ranges); diff != "" || w2.Rows != 4 {
 		t.Errorf("straddling batch: %d rows, ranges (-want +got):\n%s", w2.Rows, diff)
 	}
-	if _, _, _, err := c.Process(ctx, []icebergio.WindowFiles{w2}, nil); err != nil {
+	if _, _, _, err := c.Process(ctx, []icebergio.FileSet{w2}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := rowsOf(batch(1, 0, 0, 10), batch(2, 0, 10, 15, 12))
@@ -388,8 +389,8 @@ func TestCommitterRefusesRowsWithoutFiles(t *testing.T) {
 	sink, cat := testTable(t, "lost")
 	w1 := writeWindow(t, sink, 1, batch(1, 0, 0, 3))
 	w1.Files = [][]byte{}
-	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0}}, nil)
-	pending, running, _, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil)
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, offsets.Offsets{topic: {0: 0}}, nil)
+	pending, running, _, err := c.Process(ctx, []icebergio.FileSet{w1}, nil)
 	if !errors.Is(err, icebergio.ErrLostRows) {
 		t.Fatalf("Process(rows without files) = %v, want ErrLostRows", err)
 	}
@@ -416,9 +417,9 @@ func TestCommitterLatePane(t *testing.T) {
 	onTime := []RowBatch{batch(2, 0, 15, 20), batch(2, 1, 5, 8)}
 	w2late, w2 := writeWindow(t, sink, 2, late...), writeWindow(t, sink, 2, onTime...)
 	w3 := writeWindow(t, sink, 3, batch(3, 0, 20, 25), batch(3, 1, 8, 12))
-	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0, 1: 0}}, nil)
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, offsets.Offsets{topic: {0: 0, 1: 0}}, nil)
 
-	pending, running, done, err := c.Process(ctx, []icebergio.WindowFiles{w1, w2, w3}, nil)
+	pending, running, done, err := c.Process(ctx, []icebergio.FileSet{w1, w2, w3}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,15 +495,15 @@ func TestCommitterPinsItsBase(t *testing.T) {
 	}
 	ws := threeWindows()
 	w1, w2, w3 := writeWindow(t, sink, 1, ws[0]...), writeWindow(t, sink, 2, ws[1]...), writeWindow(t, sink, 3, ws[2]...)
-	start := icebergio.Offsets{topic: {0: 0, 1: 0}}
-	if _, _, _, err := icebergio.NewCommitter(cat, ident, pipeline, start, nil).Process(ctx, []icebergio.WindowFiles{w1}, nil); err != nil {
+	start := offsets.Offsets{topic: {0: 0, 1: 0}}
+	if _, _, _, err := icebergio.NewCommitter(cat, ident, pipeline, start, nil).Process(ctx, []icebergio.FileSet{w1}, nil); err != nil {
 		t.Fatal(err)
 	}
 
 	// Between this attempt's check and its commit of W2, another attempt
 	// commits W2 and W3.
 	c, otherDone := racedCommitter(ctx, cat, ident, start, w2, w3)
-	_, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w2}, nil)
+	_, _, done, err := c.Process(ctx, []icebergio.FileSet{w2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +520,7 @@ func TestCommitterPinsItsBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(icebergio.Offsets{topic: {0: 25, 1: 12}}, st.Offsets); diff != "" {
+	if diff := cmp.Diff(offsets.Offsets{topic: {0: 25, 1: 12}}, st.Offsets); diff != "" {
 		t.Errorf("committed offsets (-want +got):\n%s", diff)
 	}
 	p := icebergtest.Load(t, cat, ident).Properties()[icebergio.ProgressProperty(pipeline)]

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // Pipelines lists the pipelines whose offsets the table holds: those named
@@ -36,8 +37,8 @@ func Pipelines(tbl *table.Table) []string {
 }
 
 // AllCommittedOffsets returns CommittedOffsets for every pipeline of the table.
-func AllCommittedOffsets(tbl *table.Table) (map[string]Offsets, error) {
-	out := map[string]Offsets{}
+func AllCommittedOffsets(tbl *table.Table) (map[string]offsets.Offsets, error) {
+	out := map[string]offsets.Offsets{}
 	for _, p := range Pipelines(tbl) {
 		o, err := CommittedOffsets(tbl, p)
 		if err != nil {

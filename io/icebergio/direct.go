@@ -8,6 +8,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // WriteWindow runs Write's writer over batches, as one bundle of the
@@ -16,10 +17,10 @@ import (
 // batch was already in the table). With CommitWindows it is Write without
 // Beam, one window at a time: for tests, here and in io/icebergio/maintain,
 // that drive the real write path step by step.
-func WriteWindow(ctx context.Context, cfg CatalogConfig, ident, pipeline string, end time.Time, interval time.Duration, batches ...Batch) (WindowFiles, bool, error) {
+func WriteWindow(ctx context.Context, cfg CatalogConfig, ident, pipeline string, end time.Time, interval time.Duration, batches ...Batch) (FileSet, bool, error) {
 	f := &writeFn{Catalog: cfg, Ident: ident, Pipeline: pipeline}
 	if err := f.Setup(ctx); err != nil {
-		return WindowFiles{}, false, err
+		return FileSet{}, false, err
 	}
 	defer f.Teardown()
 	w := window.IntervalWindow{Start: mtime.FromTime(end.Add(-interval)), End: mtime.FromTime(end)}
@@ -28,14 +29,14 @@ func WriteWindow(ctx context.Context, cfg CatalogConfig, ident, pipeline string,
 	f.StartBundle(ctx, emit)
 	for _, b := range batches {
 		if err := f.ProcessElement(ctx, w, w.Start, b, emit); err != nil {
-			return WindowFiles{}, false, err
+			return FileSet{}, false, err
 		}
 	}
 	if err := f.FinishBundle(ctx, emit); err != nil {
-		return WindowFiles{}, false, err
+		return FileSet{}, false, err
 	}
 	if len(sets) == 0 {
-		return WindowFiles{}, false, nil
+		return FileSet{}, false, nil
 	}
 	i := 0
 	next := func(fs *FileSet) bool {
@@ -46,8 +47,8 @@ func WriteWindow(ctx context.Context, cfg CatalogConfig, ident, pipeline string,
 		i++
 		return true
 	}
-	var out WindowFiles
-	mergeFn{}.ProcessElement(w, ident, next, func(_ string, wf WindowFiles) { out = wf })
+	var out FileSet
+	mergeFn{}.ProcessElement(w, ident, next, func(_ string, wf FileSet) { out = wf })
 	return out, true, nil
 }
 
@@ -57,7 +58,7 @@ func WriteWindow(ctx context.Context, cfg CatalogConfig, ident, pipeline string,
 // running (the offsets the caller's previous commits reached; empty at
 // first) and the table hold, retrying conflicts as b says. It returns the
 // windows still waiting, the new running offsets and the commits made.
-func CommitWindows(ctx context.Context, cat catalog.Catalog, ident, pipeline string, b Backoff, pending []WindowFiles, running Offsets) ([]WindowFiles, Offsets, []Commit, error) {
-	c := &committer{cat: cat, ident: ident, pipeline: pipeline, start: Offsets{}, backoff: b}
+func CommitWindows(ctx context.Context, cat catalog.Catalog, ident, pipeline string, b Backoff, pending []FileSet, running offsets.Offsets) ([]FileSet, offsets.Offsets, []Commit, error) {
+	c := &committer{cat: cat, ident: ident, pipeline: pipeline, start: offsets.Offsets{}, backoff: b}
 	return c.process(ctx, pending, running)
 }

@@ -1,9 +1,10 @@
 // Package icebergio writes Beam PCollections into Apache Iceberg tables
 // exactly once, and reads tables back, with iceberg-go.
 //
-// A table is a Go value (Table): its identifier, a row struct whose fields
-// carry `iceberg` tags (rows.SchemaOf maps them to an Iceberg schema), its
-// partition fields and properties. Open creates the table, or checks that an
+// A table is a Go value of the table layer (transforms/tables.Table): its
+// identifier, a row struct whose fields carry `iceberg` tags (rows.SchemaOf
+// maps them to an Iceberg schema), its partition fields and properties, over
+// DefaultProperties. Open creates the table, or checks that an
 // existing one can take the rows, and returns a Sink with the source offsets
 // the table holds for a pipeline id.
 //

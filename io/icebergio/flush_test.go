@@ -12,6 +12,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/iceberg-go/codec"
+	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/tables"
 )
 
 type flushRow struct {
@@ -20,11 +22,11 @@ type flushRow struct {
 }
 
 type flushBatch struct {
-	r    Range
+	r    offsets.Range
 	rows []flushRow
 }
 
-func (b flushBatch) Range() Range          { return b.r }
+func (b flushBatch) Range() offsets.Range  { return b.r }
 func (b flushBatch) RowSlice() any         { return b.rows }
 func (b flushBatch) RowOffset(i int) int64 { return b.rows[i].Offset }
 
@@ -32,12 +34,12 @@ func (b flushBatch) RowOffset(i int) int64 { return b.rows[i].Offset }
 // file warehouse, and returns a set-up writer for it, torn down with t.
 func flushWriter(ctx context.Context, t *testing.T, ident string) *writeFn {
 	t.Helper()
-	return fileWriter(ctx, t, Table{Ident: ident, Row: flushRow{}})
+	return fileWriter(ctx, t, tables.Table{Ident: ident, Row: flushRow{}})
 }
 
 // fileWriter makes tbl in a fresh SQLite catalog and file warehouse, and
 // returns a set-up writer for it, torn down with tb.
-func fileWriter(ctx context.Context, tb testing.TB, tbl Table) *writeFn {
+func fileWriter(ctx context.Context, tb testing.TB, tbl tables.Table) *writeFn {
 	tb.Helper()
 	dir := tb.TempDir()
 	cc := CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
@@ -82,7 +84,7 @@ func TestWriterFlushesLargeBundles(t *testing.T) {
 			if n == 0 {
 				continue
 			}
-			b := flushBatch{r: Range{Topic: "t", Partition: int32(wi), Start: next[wi], End: next[wi] + n}}
+			b := flushBatch{r: offsets.Range{Topic: "t", Partition: int32(wi), Start: next[wi], End: next[wi] + n}}
 			for o := next[wi]; o < next[wi]+n; o++ {
 				b.rows = append(b.rows, flushRow{Offset: o, Window: int64(wi)})
 			}
@@ -138,7 +140,7 @@ func TestWriterBackgroundWriteError(t *testing.T) {
 	for i := range rows {
 		rows[i].Offset = int64(i)
 	}
-	if err := f.ProcessElement(ctx, w, w.Start, flushBatch{r: Range{Topic: "t", End: flushRows}, rows: rows}, emit); err != nil {
+	if err := f.ProcessElement(ctx, w, w.Start, flushBatch{r: offsets.Range{Topic: "t", End: flushRows}, rows: rows}, emit); err != nil {
 		t.Fatal(err)
 	}
 	// The background write has started (once the queued append ran); make
@@ -181,7 +183,7 @@ func TestWriterBoundsBackgroundWrites(t *testing.T) {
 		for i := range rows {
 			rows[i].Offset = next + int64(i)
 		}
-		if err := f.ProcessElement(ctx, w, w.Start, flushBatch{r: Range{Topic: "t", Start: next, End: next + flushRows}, rows: rows}, emit); err != nil {
+		if err := f.ProcessElement(ctx, w, w.Start, flushBatch{r: offsets.Range{Topic: "t", Start: next, End: next + flushRows}, rows: rows}, emit); err != nil {
 			t.Fatal(err)
 		}
 		f.queue.sync() // the append, and so the write it starts, has run

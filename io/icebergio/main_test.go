@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // TestMain runs pipelines on Prism (ptest's default), in process, so that
@@ -38,14 +40,14 @@ type Row struct {
 // RowBatch is a Batch of Rows, with the event time (milliseconds) that
 // the pipeline tests stamp it with.
 type RowBatch struct {
-	Src       icebergio.Range
+	Src       offsets.Range
 	Rows      []Row
 	EventTime int64
 }
 
-func (b RowBatch) Range() icebergio.Range { return b.Src }
-func (b RowBatch) RowSlice() any          { return b.Rows }
-func (b RowBatch) RowOffset(i int) int64  { return b.Rows[i].Offset }
+func (b RowBatch) Range() offsets.Range  { return b.Src }
+func (b RowBatch) RowSlice() any         { return b.Rows }
+func (b RowBatch) RowOffset(i int) int64 { return b.Rows[i].Offset }
 
 const (
 	topic    = "events"
@@ -63,7 +65,7 @@ func windowEnd(n int) time.Time { return base.Add(time.Duration(n) * time.Second
 // stamped inside window n. Rows vary nulls: a nil Note on even offsets, a
 // nil Payload when offset%3 == 0 and an empty one when offset%3 == 1.
 func batch(window int, p int32, start, end int64, gaps ...int64) RowBatch {
-	b := RowBatch{Src: icebergio.Range{Topic: topic, Partition: p, Start: start, End: end},
+	b := RowBatch{Src: offsets.Range{Topic: topic, Partition: p, Start: start, End: end},
 		EventTime: windowEnd(window).Add(-500 * time.Millisecond).UnixMilli()}
 	skip := map[int64]bool{}
 	for _, g := range gaps {
@@ -108,7 +110,7 @@ func testTable(t *testing.T, name string) (*icebergio.Sink, catalog.Catalog) {
 	cfg, cat := icebergtest.Catalog(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sink, err := icebergio.Open(ctx, cfg, icebergio.Table{Ident: "ns." + name, Row: Row{}}, pipeline)
+	sink, err := icebergio.Open(ctx, cfg, tables.Table{Ident: "ns." + name, Row: Row{}}, pipeline)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

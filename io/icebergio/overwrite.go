@@ -15,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func init() {
@@ -32,12 +33,12 @@ func init() {
 // All rows go to one worker: it is for small, aggregated tables (gold).
 // rows must be bounded (a bounded ReadSnapshots, a bounded Kafka read):
 // an unbounded input panics at construction with ErrUnbounded.
-func OverwriteDays(s beam.Scope, sink *Sink, dayColumn string, progress Offsets, rows beam.PCollection) beam.PCollection {
+func OverwriteDays(s beam.Scope, sink *Sink, dayColumn string, progress offsets.Offsets, rows beam.PCollection) beam.PCollection {
 	s = s.Scope("icebergio.OverwriteDays")
 	if isUnbounded(rows) {
 		panic(fmt.Errorf("%w: icebergio.OverwriteDays %s replaces whole days in one commit and needs a bounded input (read with Source.Bounded)", ErrUnbounded, sink.Table.Ident))
 	}
-	rt, err := sink.Table.rowType()
+	rt, err := rowType(sink.Table)
 	if err != nil {
 		panic(err)
 	}

@@ -48,7 +48,7 @@ func decodeTopicIDs(s string) (TopicIDs, error) {
 
 // stale returns the topics of o whose recorded id (in recorded) differs
 // from the current one: offsets of another topic of the same name.
-func (t TopicIDs) stale(o Offsets, recorded TopicIDs) []string {
+func (t TopicIDs) stale(o offsets.Offsets, recorded TopicIDs) []string {
 	var out []string
 	for topic := range o {
 		cur, was := t[topic], recorded[topic]
@@ -60,14 +60,7 @@ func (t TopicIDs) stale(o Offsets, recorded TopicIDs) []string {
 	return out
 }
 
-// Range and Offsets are the one shape of a source position, shared with
-// the Kafka read and the transforms (package transforms/offsets).
-type (
-	Range   = offsets.Range
-	Offsets = offsets.Offsets
-)
-
-func decodeOffsets(s string) (Offsets, error) {
+func decodeOffsets(s string) (offsets.Offsets, error) {
 	o, err := offsets.Decode(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s=%q: %v", ErrBadSummary, SummaryOffsets, s, err)
@@ -86,9 +79,9 @@ func decodeOffsets(s string) (Offsets, error) {
 func ProgressProperty(pipeline string) string { return "haade.progress." + pipeline }
 
 type progress struct {
-	Offsets  Offsets  `json:"offsets"`
-	At       int64    `json:"at"`
-	TopicIDs TopicIDs `json:"topic_ids,omitempty"`
+	Offsets  offsets.Offsets `json:"offsets"`
+	At       int64           `json:"at"`
+	TopicIDs TopicIDs        `json:"topic_ids,omitempty"`
 }
 
 // CommittedOffsets returns the offsets that the table holds for pipeline:
@@ -97,7 +90,7 @@ type progress struct {
 // snapshot carries no offsets), raised by the pipeline's progress property,
 // which survives snapshot expiry. It returns an empty set for a table that
 // has none.
-func CommittedOffsets(tbl *table.Table, pipeline string) (Offsets, error) {
+func CommittedOffsets(tbl *table.Table, pipeline string) (offsets.Offsets, error) {
 	out, _, _, err := committedOffsets(tbl, pipeline, nil)
 	return out, err
 }
@@ -106,9 +99,9 @@ func CommittedOffsets(tbl *table.Table, pipeline string) (Offsets, error) {
 // Kafka topic ids: offsets recorded for a topic under another id belong to
 // a deleted topic of the same name; they are left out, and the topic is
 // listed in stale. It also returns when the offsets were last made durable.
-func committedOffsets(tbl *table.Table, pipeline string, ids TopicIDs) (out Offsets, at time.Time, stale []string, err error) {
-	out = Offsets{}
-	keep := func(o Offsets, recorded TopicIDs) {
+func committedOffsets(tbl *table.Table, pipeline string, ids TopicIDs) (out offsets.Offsets, at time.Time, stale []string, err error) {
+	out = offsets.Offsets{}
+	keep := func(o offsets.Offsets, recorded TopicIDs) {
 		for _, t := range ids.stale(o, recorded) {
 			if !slices.Contains(stale, t) {
 				stale = append(stale, t)
@@ -142,7 +135,7 @@ func committedOffsets(tbl *table.Table, pipeline string, ids TopicIDs) (out Offs
 			return nil, at, nil, fmt.Errorf("%w: %s=%q: %v", ErrBadSummary, ProgressProperty(pipeline), v, err)
 		}
 		if p.Offsets == nil {
-			p.Offsets = Offsets{}
+			p.Offsets = offsets.Offsets{}
 		}
 		keep(p.Offsets, p.TopicIDs)
 		out.Max(p.Offsets)
@@ -155,15 +148,15 @@ func committedOffsets(tbl *table.Table, pipeline string, ids TopicIDs) (out Offs
 
 // windowCommitted reports whether the table's history holds the commit
 // token of a window: (pipeline, window end) and the offsets the commit
-// records, and the topic ids they belong to. The window end alone is not
+// records (encoded, as in the summary), and the topic ids they belong to. The window end alone is not
 // enough: a pipeline restarted within one commit interval makes a new window
 // with the same end, whose rows are new and must not be skipped; and a
 // recreated topic can reach the very same offsets again.
-func windowCommitted(tbl *table.Table, pipeline string, windowEnd time.Time, offsets, topicIDs string) bool {
+func windowCommitted(tbl *table.Table, pipeline string, windowEnd time.Time, encoded, topicIDs string) bool {
 	end := windowEnd.UTC().Format(time.RFC3339Nano)
 	for _, s := range tbl.Metadata().Snapshots() {
 		if s.Summary != nil && s.Summary.Properties[SummaryPipeline] == pipeline &&
-			s.Summary.Properties[SummaryWindowEnd] == end && s.Summary.Properties[SummaryOffsets] == offsets &&
+			s.Summary.Properties[SummaryWindowEnd] == end && s.Summary.Properties[SummaryOffsets] == encoded &&
 			s.Summary.Properties[SummaryTopicIDs] == topicIDs {
 			return true
 		}

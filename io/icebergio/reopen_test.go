@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // deadCatalog is a catalog whose connection failed for good: every load
@@ -32,7 +33,7 @@ func TestCommitterReopensAFailedCatalog(t *testing.T) {
 	sink, cat := testTable(t, "reopen")
 	w1 := writeWindow(t, sink, 1, threeWindows()[0]...)
 	var loads atomic.Int64
-	c := icebergio.NewCommitter(deadCatalog{cat, &loads}, sink.Table.Ident, pipeline, icebergio.Offsets{topic: {0: 0, 1: 0}}, nil)
+	c := icebergio.NewCommitter(deadCatalog{cat, &loads}, sink.Table.Ident, pipeline, offsets.Offsets{topic: {0: 0, 1: 0}}, nil)
 	var opens atomic.Int64
 	c.SetOpen(func(ctx context.Context) (catalog.Catalog, error) {
 		opens.Add(1)
@@ -40,7 +41,7 @@ func TestCommitterReopensAFailedCatalog(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	pending, _, done, err := c.Process(ctx, []icebergio.WindowFiles{w1}, nil)
+	pending, _, done, err := c.Process(ctx, []icebergio.FileSet{w1}, nil)
 	if err != nil || len(pending) != 0 {
 		t.Fatalf("Process = %d pending, %v (loads on the dead catalog %d, opens %d): the failed catalog was not reopened",
 			len(pending), err, loads.Load(), opens.Load())

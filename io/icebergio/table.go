@@ -15,27 +15,9 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
-
-// Table describes a table that a pipeline writes.
-type Table struct {
-	// Ident is "namespace.table". Namespace levels never contain dots.
-	Ident string
-	// Row is a zero value of the row struct (see rows.SchemaOf).
-	Row any
-	// Partition lists partition fields, e.g. {{"ingested_at", "day"}}.
-	// Default: unpartitioned.
-	Partition []PartitionField
-	// Properties are set when the table is created, over DefaultProperties.
-	Properties map[string]string
-}
-
-// PartitionField partitions a table by Transform ("identity", "day",
-// "hour", "month", "year", "bucket[N]", "truncate[W]") of Column: the
-// table layer's type (transforms/tables), so a tables value converts
-// without copying (TableOf).
-type PartitionField = tables.PartitionField
 
 // DefaultProperties are the table properties of docs/DESIGN.md: format v2, zstd
 // Parquet, manifest merging, old metadata files cleaned up.
@@ -62,7 +44,7 @@ func Identifier(ident string) (table.Identifier, error) {
 }
 
 // rowType returns the parsed row type of the table.
-func (t Table) rowType() (*rows.Type, error) {
+func rowType(t tables.Table) (*rows.Type, error) {
 	rt := reflect.TypeOf(t.Row)
 	if rt != nil && rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
@@ -78,12 +60,12 @@ func (t Table) rowType() (*rows.Type, error) {
 // lacks columns of the row type gains them first, through Evolve (Change.Add),
 // when it can take the rows once it has them. A concurrent creator is not
 // an error.
-func EnsureTable(ctx context.Context, cat catalog.Catalog, t Table) (*table.Table, error) {
+func EnsureTable(ctx context.Context, cat catalog.Catalog, t tables.Table) (*table.Table, error) {
 	ident, err := Identifier(t.Ident)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := t.rowType()
+	rt, err := rowType(t)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +80,7 @@ func EnsureTable(ctx context.Context, cat catalog.Catalog, t Table) (*table.Tabl
 	tbl, err := cat.LoadTable(ctx, ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		sc := rt.Schema()
-		spec, err := t.spec(sc)
+		spec, err := partitionSpec(t, sc)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +139,8 @@ func columnNames(fs []iceberg.NestedField) string {
 	return strings.Join(names, ", ")
 }
 
-func (t Table) spec(sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
+// partitionSpec is the Iceberg partition spec of t.Partition over schema sc.
+func partitionSpec(t tables.Table, sc *iceberg.Schema) (iceberg.PartitionSpec, error) {
 	var opts []iceberg.PartitionOption
 	for _, p := range t.Partition {
 		tr, err := iceberg.ParseTransform(p.Transform)
@@ -189,7 +172,7 @@ type TableStat struct {
 	Rows, DataFiles int64
 	Snapshots       int
 	Location        string
-	Offsets         Offsets
+	Offsets         offsets.Offsets
 }
 
 // Stat reads a table's row count, data file count, snapshot count,

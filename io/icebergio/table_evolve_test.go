@@ -33,7 +33,7 @@ type bronzeBefore struct {
 func TestEnsureTableAddsNewColumns(t *testing.T) {
 	ctx := context.Background()
 	cfg, cat := icebergtest.Catalog(t)
-	old := icebergio.TableOf(tables.Bronze)
+	old := tables.Bronze
 	old.Row = bronzeBefore{}
 	tbl, err := icebergio.EnsureTable(ctx, cat, old)
 	if err != nil {
@@ -44,7 +44,7 @@ func TestEnsureTableAddsNewColumns(t *testing.T) {
 	tbl = icebergtest.Append(t, tbl, []bronzeBefore{{Source: &news, Timestamp: 1, IngestedAt: 2, KafkaTopic: "t", KafkaOffset: 0, KafkaTimestamp: us(-5000)}}, nil)
 	snap, schemaBefore := tbl.CurrentSnapshot().SnapshotID, tbl.Schema().ID
 
-	tbl, err = icebergio.EnsureTable(ctx, cat, icebergio.TableOf(tables.Bronze))
+	tbl, err = icebergio.EnsureTable(ctx, cat, tables.Bronze)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestEnsureTableAddsNewColumns(t *testing.T) {
 	if d := cmp.Diff(wantTypes, types); d != "" {
 		t.Errorf("new columns' types (-want +got):\n%s", d)
 	}
-	again, err := icebergio.EnsureTable(ctx, cat, icebergio.TableOf(tables.Bronze))
+	again, err := icebergio.EnsureTable(ctx, cat, tables.Bronze)
 	if err != nil || again.Schema().ID != tbl.Schema().ID {
 		t.Fatalf("a second open: schema %d, err %v; want %d, no change", again.Schema().ID, err, tbl.Schema().ID)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/transforms/tables"
 )
 
 type partRow struct {
@@ -20,8 +21,8 @@ type partRow struct {
 func TestEnsureTableCreates(t *testing.T) {
 	ctx := context.Background()
 	_, cat := icebergtest.Catalog(t)
-	def := icebergio.Table{Ident: "lake.parts", Row: partRow{},
-		Partition:  []icebergio.PartitionField{{Column: "at", Transform: "day"}, {Column: "source", Transform: "identity"}},
+	def := tables.Table{Ident: "lake.parts", Row: partRow{},
+		Partition:  []tables.PartitionField{{Column: "at", Transform: "day"}, {Column: "source", Transform: "identity"}},
 		Properties: map[string]string{"write.parquet.compression-codec": "snappy", "owner": "haade"}}
 	tbl, err := icebergio.EnsureTable(ctx, cat, def)
 	if err != nil {
@@ -88,7 +89,7 @@ func TestEnsureTableCreates(t *testing.T) {
 		At int64 `iceberg:"at,required,timestamptz"`
 		N  int64 `iceberg:"n,required"`
 	}
-	if _, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: "lake.parts", Row: subset{}}); err != nil {
+	if _, err := icebergio.EnsureTable(ctx, cat, tables.Table{Ident: "lake.parts", Row: subset{}}); err != nil {
 		t.Errorf("EnsureTable with a compatible subset: %v", err)
 	}
 }
@@ -131,12 +132,12 @@ func TestEnsureTableIncompatible(t *testing.T) {
 	}
 	ctx := context.Background()
 	_, cat := icebergtest.Catalog(t)
-	if _, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: "lake.parts", Row: partRow{}}); err != nil {
+	if _, err := icebergio.EnsureTable(ctx, cat, tables.Table{Ident: "lake.parts", Row: partRow{}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: "lake.parts", Row: tc.row})
+			_, err := icebergio.EnsureTable(ctx, cat, tables.Table{Ident: "lake.parts", Row: tc.row})
 			if !errors.Is(err, icebergio.ErrIncompatibleSchema) {
 				t.Fatalf("EnsureTable(%T) = %v, want ErrIncompatibleSchema", tc.row, err)
 			}
@@ -147,19 +148,19 @@ func TestEnsureTableIncompatible(t *testing.T) {
 func TestEnsureTableBadDefinition(t *testing.T) {
 	tests := []struct {
 		name    string
-		def     icebergio.Table
+		def     tables.Table
 		rowType bool // want ErrRowType
 	}{
-		{"no namespace", icebergio.Table{Ident: "parts", Row: partRow{}}, false},
-		{"empty part", icebergio.Table{Ident: "lake..parts", Row: partRow{}}, false},
-		{"no row", icebergio.Table{Ident: "lake.parts"}, true},
-		{"bad row", icebergio.Table{Ident: "lake.parts", Row: struct{ A int }{}}, true},
-		{"unknown partition column", icebergio.Table{Ident: "lake.parts", Row: partRow{},
-			Partition: []icebergio.PartitionField{{Column: "nope", Transform: "day"}}}, false},
-		{"unknown transform", icebergio.Table{Ident: "lake.parts", Row: partRow{},
-			Partition: []icebergio.PartitionField{{Column: "at", Transform: "fortnight"}}}, false},
-		{"day of a string", icebergio.Table{Ident: "lake.parts", Row: partRow{},
-			Partition: []icebergio.PartitionField{{Column: "source", Transform: "day"}}}, false},
+		{"no namespace", tables.Table{Ident: "parts", Row: partRow{}}, false},
+		{"empty part", tables.Table{Ident: "lake..parts", Row: partRow{}}, false},
+		{"no row", tables.Table{Ident: "lake.parts"}, true},
+		{"bad row", tables.Table{Ident: "lake.parts", Row: struct{ A int }{}}, true},
+		{"unknown partition column", tables.Table{Ident: "lake.parts", Row: partRow{},
+			Partition: []tables.PartitionField{{Column: "nope", Transform: "day"}}}, false},
+		{"unknown transform", tables.Table{Ident: "lake.parts", Row: partRow{},
+			Partition: []tables.PartitionField{{Column: "at", Transform: "fortnight"}}}, false},
+		{"day of a string", tables.Table{Ident: "lake.parts", Row: partRow{},
+			Partition: []tables.PartitionField{{Column: "source", Transform: "day"}}}, false},
 	}
 	ctx := context.Background()
 	_, cat := icebergtest.Catalog(t)

@@ -14,32 +14,32 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func init() {
 	register.Function1x2[FileSet, string, FileSet](keyByTable)
-	register.DoFn4x0[beam.Window, string, func(*FileSet) bool, func(string, WindowFiles)](&mergeFn{})
-	register.Emitter2[string, WindowFiles]()
+	register.DoFn4x0[beam.Window, string, func(*FileSet) bool, func(string, FileSet)](&mergeFn{})
+	register.Emitter2[string, FileSet]()
 	register.Iter1[FileSet]()
-	register.DoFn5x1[context.Context, state.Provider, string, WindowFiles, func(Commit), error](&commitFn{})
+	register.DoFn5x1[context.Context, state.Provider, string, FileSet, func(Commit), error](&commitFn{})
 	register.Emitter1[Commit]()
-	beam.RegisterType(reflect.TypeOf((*WindowFiles)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Commit)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*Range)(nil)).Elem())
 }
 
 // Sink is a table prepared for writing: created if it was missing, its
 // schema checked against the row type, its committed offsets read.
 type Sink struct {
 	Catalog  CatalogConfig
-	Table    Table
+	Table    tables.Table
 	Pipeline string
 	// Interval is the window length: one snapshot per interval. Default 10s.
 	Interval time.Duration
 	// TargetFileSize overrides the table's target data file size when > 0.
 	TargetFileSize int64
 	// Committed holds the offsets the table held when Open ran.
-	Committed Offsets
+	Committed offsets.Offsets
 	// TopicIDs are the current Kafka ids of the source topics (see Topics).
 	TopicIDs TopicIDs
 	// Recreated lists the topics whose offsets in the table were recorded
@@ -79,7 +79,7 @@ func Bounded() Option { return func(s *Sink) { s.ProgressEvery = time.Nanosecond
 // Open prepares table t of catalog cat for pipeline, the stable pipeline id
 // written into every snapshot summary. It fails when the catalog cannot be
 // reached or the table's schema cannot take the rows.
-func Open(ctx context.Context, cat CatalogConfig, t Table, pipeline string, opts ...Option) (*Sink, error) {
+func Open(ctx context.Context, cat CatalogConfig, t tables.Table, pipeline string, opts ...Option) (*Sink, error) {
 	if pipeline == "" {
 		return nil, fmt.Errorf("icebergio.Open %s: empty pipeline id", t.Ident)
 	}
@@ -126,7 +126,7 @@ func Open(ctx context.Context, cat CatalogConfig, t Table, pipeline string, opts
 // Rows are never shuffled: writers turn each bundle's rows into Parquet
 // data files inside the fused stage, and only file metadata reaches the
 // single committer of the table, which commits windows in order.
-func Write(s beam.Scope, sink *Sink, start Offsets, batches beam.PCollection) beam.PCollection {
+func Write(s beam.Scope, sink *Sink, start offsets.Offsets, batches beam.PCollection) beam.PCollection {
 	s = s.Scope("icebergio.Write")
 	if !batches.Type().Type().Implements(batchType) {
 		panic(fmt.Sprintf("icebergio.Write %s: %v does not implement icebergio.Batch", sink.Table.Ident, batches.Type().Type()))
@@ -154,7 +154,7 @@ func Write(s beam.Scope, sink *Sink, start Offsets, batches beam.PCollection) be
 	return beam.ParDo(s, &commitFn{
 		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start.Encode(), TopicIDs: sink.TopicIDs.encode(),
 		ProgressEvery: int64(sink.ProgressEvery), Run: newRunID(),
-		Pending: state.MakeBagState[WindowFiles]("pending"),
+		Pending: state.MakeBagState[FileSet]("pending"),
 		Running: state.MakeValueState[string]("running"),
 	}, global)
 }
@@ -167,24 +167,15 @@ const LateFiles = time.Hour
 
 func keyByTable(f FileSet) (string, FileSet) { return f.Table, f }
 
-// mergeFn gathers every writer's files of one window into one WindowFiles.
+// mergeFn gathers every writer's files of one window into one FileSet.
 type mergeFn struct{}
 
-func (mergeFn) ProcessElement(w beam.Window, table string, sets func(*FileSet) bool, emit func(string, WindowFiles)) {
+func (mergeFn) ProcessElement(w beam.Window, table string, sets func(*FileSet) bool, emit func(string, FileSet)) {
 	// Empty slices, never nil: see FinishBundle in writer.go.
-	out := WindowFiles{Table: table, WindowEnd: int64(w.MaxTimestamp()) + 1, Files: [][]byte{}, Ranges: []Range{}}
+	out := FileSet{Table: table, WindowEnd: int64(w.MaxTimestamp()) + 1, Files: [][]byte{}, Ranges: []offsets.Range{}}
 	var fs FileSet
 	for sets(&fs) {
-		out.Files = append(out.Files, fs.Files...)
-		for _, r := range fs.Ranges {
-			out.Ranges = appendRange(out.Ranges, r)
-		}
-		out.Rows += fs.Rows
-		out.Bytes += fs.Bytes
-		if fs.MinSourceMs > 0 && (out.MinSourceMs == 0 || fs.MinSourceMs < out.MinSourceMs) {
-			out.MinSourceMs = fs.MinSourceMs
-		}
-		out.MaxSourceMs = max(out.MaxSourceMs, fs.MaxSourceMs)
+		out.add(fs)
 	}
 	emit(table, out)
 }
@@ -202,7 +193,7 @@ type commitFn struct {
 	// ProgressEvery is Sink.ProgressEvery, in nanoseconds.
 	ProgressEvery int64
 
-	Pending state.Bag[WindowFiles]
+	Pending state.Bag[FileSet]
 	Running state.Value[string]
 
 	// Run identifies this pipeline's committer among the runs of one
@@ -233,8 +224,8 @@ var mirror = struct {
 
 type memState struct {
 	sync.Mutex
-	pending []WindowFiles
-	running Offsets
+	pending []FileSet
+	running offsets.Offsets
 }
 
 // mirrored returns the mirror entry of key, locked.
@@ -251,12 +242,12 @@ func mirrored(key string) *memState {
 }
 
 // windowKey identifies a window's files: its end and its ranges.
-func windowKey(w WindowFiles) string {
+func windowKey(w FileSet) string {
 	return fmt.Sprintf("%d %v %d", w.WindowEnd, w.Ranges, len(w.Files))
 }
 
 // union returns a followed by the windows of b that a does not hold.
-func union(a, b []WindowFiles) []WindowFiles {
+func union(a, b []FileSet) []FileSet {
 	seen := make(map[string]bool, len(a))
 	for _, w := range a {
 		seen[windowKey(w)] = true
@@ -291,7 +282,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 	})
 }
 
-func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key string, w WindowFiles, emit func(Commit)) error {
+func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key string, w FileSet, emit func(Commit)) error {
 	m := mirrored(f.Run + "\x00" + key)
 	defer m.Unlock()
 	pending, _, err := f.Pending.Read(sp)
@@ -304,12 +295,12 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key st
 		// them. They are done, not replays: drop them here rather than
 		// report them again as duplicates. (w itself is never dropped: a
 		// window the runner delivers twice is reported as a duplicate.)
-		pending = slices.DeleteFunc(pending, func(p WindowFiles) bool {
-			st, err := classify(p, m.running, Offsets{})
+		pending = slices.DeleteFunc(pending, func(p FileSet) bool {
+			st, err := classify(p, m.running, offsets.Offsets{})
 			return err == nil && st == windowDuplicate
 		})
 	}
-	pending = union(union(pending, m.pending), []WindowFiles{w})
+	pending = union(union(pending, m.pending), []FileSet{w})
 	running := m.running.Clone()
 	if s, ok, err := f.Running.Read(sp); err != nil {
 		return err
@@ -321,7 +312,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key st
 		running.Max(held)
 	}
 	rest, running, done, err := f.c.process(ctx, pending, running)
-	m.pending, m.running = append([]WindowFiles(nil), rest...), running.Clone()
+	m.pending, m.running = append([]FileSet(nil), rest...), running.Clone()
 	for _, c := range done {
 		emit(c)
 	}
@@ -350,22 +341,22 @@ func (f *commitFn) Teardown() {
 	}
 }
 
-var hooks sync.Map // table ident -> func(WindowFiles) error
+var hooks sync.Map // table ident -> func(FileSet) error
 
 // InjectBeforeCommit makes the committer of table ident call fn after the
 // window's files are written and before its snapshot is committed; an error
 // from fn fails the commit without retry. It is for tests that inject
 // crashes; the returned func removes the hook. It works with runners that
 // run the worker in this process (Prism).
-func InjectBeforeCommit(ident string, fn func(WindowFiles) error) (remove func()) {
+func InjectBeforeCommit(ident string, fn func(FileSet) error) (remove func()) {
 	hooks.Store(ident, fn)
 	return func() { hooks.Delete(ident) }
 }
 
-func hookFor(ident string) func(WindowFiles) error {
-	return func(w WindowFiles) error {
+func hookFor(ident string) func(FileSet) error {
+	return func(w FileSet) error {
 		if v, ok := hooks.Load(ident); ok {
-			return v.(func(WindowFiles) error)(w)
+			return v.(func(FileSet) error)(w)
 		}
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func init() {
@@ -37,7 +38,7 @@ func withoutSnapshotID(c icebergio.Commit) icebergio.Commit {
 
 // writePipeline builds CreateList(batches) -> stamp -> Write and returns
 // the pipeline and the Commit PCollection.
-func writePipeline(sink *icebergio.Sink, start icebergio.Offsets, batches []RowBatch) (*beam.Pipeline, beam.Scope, beam.PCollection) {
+func writePipeline(sink *icebergio.Sink, start offsets.Offsets, batches []RowBatch) (*beam.Pipeline, beam.Scope, beam.PCollection) {
 	p, s := beam.NewPipelineWithRoot()
 	in := beam.ParDo(s, stamp, beam.CreateList(s, batches))
 	return p, s, icebergio.Write(s, sink, start, in)
@@ -54,7 +55,7 @@ func flatten(ws [][]RowBatch) []RowBatch {
 func TestWrite(t *testing.T) {
 	sink, cat := testTable(t, "write")
 	ws := threeWindows()
-	start := icebergio.Offsets{topic: {0: 0, 1: 0}}
+	start := offsets.Offsets{topic: {0: 0, 1: 0}}
 	p, s, commits := writePipeline(sink, start, flatten(ws))
 	ident := sink.Table.Ident
 	passert.Equals(s, beam.ParDo(s, withoutSnapshotID, commits),
@@ -75,13 +76,13 @@ func TestWrite(t *testing.T) {
 func TestWriteCrashBeforeCommit(t *testing.T) {
 	tests := []struct {
 		name   string
-		replay func(ws [][]RowBatch) ([]RowBatch, icebergio.Offsets)
+		replay func(ws [][]RowBatch) ([]RowBatch, offsets.Offsets)
 	}{
-		{"the next run replays everything", func(ws [][]RowBatch) ([]RowBatch, icebergio.Offsets) {
-			return flatten(ws), icebergio.Offsets{topic: {0: 0, 1: 0}}
+		{"the next run replays everything", func(ws [][]RowBatch) ([]RowBatch, offsets.Offsets) {
+			return flatten(ws), offsets.Offsets{topic: {0: 0, 1: 0}}
 		}},
-		{"the next run starts at the table's offsets", func(ws [][]RowBatch) ([]RowBatch, icebergio.Offsets) {
-			return flatten(ws[1:]), icebergio.Offsets{topic: {0: 10, 1: 5}}
+		{"the next run starts at the table's offsets", func(ws [][]RowBatch) ([]RowBatch, offsets.Offsets) {
+			return flatten(ws[1:]), offsets.Offsets{topic: {0: 10, 1: 5}}
 		}},
 	}
 	for _, tc := range tests {
@@ -90,14 +91,14 @@ func TestWriteCrashBeforeCommit(t *testing.T) {
 			ident := sink.Table.Ident
 			ws := threeWindows()
 			crash := errors.New("injected crash before commit")
-			remove := icebergio.InjectBeforeCommit(ident, func(w icebergio.WindowFiles) error {
+			remove := icebergio.InjectBeforeCommit(ident, func(w icebergio.FileSet) error {
 				if w.WindowEnd == windowEnd(2).UnixMilli() {
 					return crash
 				}
 				return nil
 			})
 			t.Cleanup(remove)
-			p, _, _ := writePipeline(sink, icebergio.Offsets{topic: {0: 0, 1: 0}}, flatten(ws))
+			p, _, _ := writePipeline(sink, offsets.Offsets{topic: {0: 0, 1: 0}}, flatten(ws))
 			if err := ptest.Run(p); err == nil || !strings.Contains(err.Error(), crash.Error()) {
 				t.Fatalf("the run with a crash before the second commit returned %v, want the injected crash", err)
 			}
@@ -112,7 +113,7 @@ func TestWriteCrashBeforeCommit(t *testing.T) {
 				t.Fatal(err)
 			}
 			sink2.Interval = sink.Interval
-			if diff := cmp.Diff(icebergio.Offsets{topic: {0: 10, 1: 5}}, sink2.Committed); diff != "" {
+			if diff := cmp.Diff(offsets.Offsets{topic: {0: 10, 1: 5}}, sink2.Committed); diff != "" {
 				t.Errorf("committed offsets at the restart (-want +got):\n%s", diff)
 			}
 			batches, start := tc.replay(ws)
@@ -169,7 +170,7 @@ func TestWriteLateBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	commits := icebergio.Write(s, sink, icebergio.Offsets{topic: {0: 0}}, beam.ParDo(s, stamp, teststream.Create(s, c)))
+	commits := icebergio.Write(s, sink, offsets.Offsets{topic: {0: 0}}, beam.ParDo(s, stamp, teststream.Create(s, c)))
 	passert.Equals(s, beam.ParDo(s, withoutSnapshotID, commits),
 		icebergio.Commit{Table: ident, WindowEnd: windowEnd(1).UnixMilli(), Rows: 10, Files: 1, Outcome: "committed", Offsets: "events/0=10 "},
 		icebergio.Commit{Table: ident, WindowEnd: windowEnd(1).UnixMilli(), Rows: 10, Files: 1, Outcome: "committed", Offsets: "events/0=20 "},
@@ -208,7 +209,7 @@ func TestWriteWindowsAfterTheEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	commits := icebergio.Write(s, sink, icebergio.Offsets{topic: {0: 0}}, beam.ParDo(s, stamp, teststream.Create(s, c)))
+	commits := icebergio.Write(s, sink, offsets.Offsets{topic: {0: 0}}, beam.ParDo(s, stamp, teststream.Create(s, c)))
 	passert.Equals(s, beam.ParDo(s, withoutSnapshotID, commits), want...)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)

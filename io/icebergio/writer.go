@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func init() {
@@ -29,18 +30,37 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*FileSet)(nil)).Elem())
 }
 
-// FileSet is what a writer hands the committer for one window of one
-// bundle: encoded data files (about 400 bytes each), never rows.
+// FileSet is the data files of one table and one window: encoded data
+// files (about 400 bytes each), never rows, with the source ranges their
+// rows came from. A writer emits one per window of a bundle; mergeFn
+// gathers a window's sets from every writer into one, the unit of one
+// commit.
 type FileSet struct {
 	Table     string
 	WindowEnd int64 // milliseconds since the epoch
 	Files     [][]byte
-	Ranges    []Range
+	Ranges    []offsets.Range
 	Rows      int64
 	Bytes     int64
 	// MinSourceMs and MaxSourceMs bound the source timestamps of the rows'
 	// records (0 when unknown).
 	MinSourceMs, MaxSourceMs int64
+}
+
+func (fs FileSet) end() time.Time { return time.UnixMilli(fs.WindowEnd).UTC() }
+
+// add merges o, another set of the same table and window, into fs.
+func (fs *FileSet) add(o FileSet) {
+	fs.Files = append(fs.Files, o.Files...)
+	for _, r := range o.Ranges {
+		fs.Ranges = offsets.AppendRange(fs.Ranges, r)
+	}
+	fs.Rows += o.Rows
+	fs.Bytes += o.Bytes
+	if o.MinSourceMs > 0 && (fs.MinSourceMs == 0 || o.MinSourceMs < fs.MinSourceMs) {
+		fs.MinSourceMs = o.MinSourceMs
+	}
+	fs.MaxSourceMs = max(fs.MaxSourceMs, o.MaxSourceMs)
 }
 
 // writeFn writes the rows of each window of a bundle into Parquet data files
@@ -64,7 +84,7 @@ type writeFn struct {
 	schema    *arrow.Schema
 	prom      []rows.PromotedCol
 	checked   time.Time
-	committed Offsets
+	committed offsets.Offsets
 	bufs      map[mtime.Time]*windowBuf
 	inflight  []*fileWrite // the background writes not yet waited for (see flush.go)
 	queue     *appendQueue // this bundle's appends (see appendq.go)
@@ -77,7 +97,7 @@ type windowBuf struct {
 	app     *rows.Appender
 	rowType reflect.Type
 	rows    int64
-	ranges  []Range
+	ranges  []offsets.Range
 	minMs   int64
 	maxMs   int64
 	flush   bufWrites
@@ -219,7 +239,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.Even
 			return fmt.Errorf("icebergio.Write %s: %w", f.Ident, err)
 		}
 	}
-	buf.ranges = appendRange(buf.ranges, r)
+	buf.ranges = offsets.AppendRange(buf.ranges, r)
 	if st, ok := elem.(SourceTimed); ok && n > lo {
 		mn, mx := st.SourceTimeRange()
 		if mn > 0 && (buf.minMs == 0 || mn < buf.minMs) {
@@ -244,7 +264,7 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, Fi
 		// non-nullable field as absent without marking it null; the next decode then
 		// misreads the element (on Flink: OutOfMemoryError in IterableLikeCoder.decode).
 		fs := FileSet{Table: f.Ident, WindowEnd: int64(buf.end) + 1, Files: [][]byte{},
-			Ranges: append([]Range{}, buf.ranges...), Rows: buf.rows, MinSourceMs: buf.minMs, MaxSourceMs: buf.maxMs}
+			Ranges: append([]offsets.Range{}, buf.ranges...), Rows: buf.rows, MinSourceMs: buf.minMs, MaxSourceMs: buf.maxMs}
 		if buf.rows > 0 {
 			files, err := f.finishWrites(ctx, buf)
 			if err != nil {

@@ -17,14 +17,11 @@ import (
 	"github.com/haade/haade/transforms/tables"
 )
 
-// benchRow is bronze's own row type, so that these benchmarks measure the
-// bronze layout (transforms/tables is light enough to import here).
-type benchRow = tables.BronzeEvent
-
-// benchRows returns n rows shaped like the sample events of kafkatest: a
-// few sources, a few dozen titles, one in ten with extra members or a null
-// title, all ingested on one day.
-func benchRows(n int) []benchRow {
+// benchRows returns n rows of bronze's own row type, so that these
+// benchmarks measure the bronze layout, shaped like the sample events of
+// kafkatest: a few sources, a few dozen titles, one in ten with extra members
+// or a null title, all ingested on one day.
+func benchRows(n int) []tables.BronzeEvent {
 	sources := []string{"news", "Reuters", " bloomberg ", "FT", "sec-filings", "twitter", "central-bank", "rating-agency"}
 	nouns := []string{"Debt market", "Sovereign bond", "Corporate credit", "High-yield", "Municipal debt", "Treasury", "Emerging-market debt", "Leveraged loan"}
 	verbs := []string{"update", "downgrade", "upgrade", "default warning", "issuance", "refinancing", "yield spike", "restructuring"}
@@ -37,10 +34,10 @@ func benchRows(n int) []benchRow {
 	base := time.Date(2026, 5, 19, 10, 0, 0, 0, time.UTC).UnixMicro()
 	ingested := time.Date(2026, 5, 20, 9, 0, 0, 0, time.UTC).UnixMicro()
 	r := rand.New(rand.NewPCG(1, 2))
-	rows := make([]benchRow, n)
+	rows := make([]tables.BronzeEvent, n)
 	for i := range rows {
 		kts := ingested - r.Int64N(5_000_000)
-		row := benchRow{
+		row := tables.BronzeEvent{
 			Source: &sources[r.IntN(len(sources))], Title: &titles[r.IntN(len(titles))],
 			Timestamp: base + int64(i)*1_000_000 + r.Int64N(1000)*1000, IngestedAt: ingested + int64(i/4096)*1000,
 			KafkaTopic: "fintech.debt.raw", KafkaPartition: int32(i % 8), KafkaOffset: int64(i / 8), KafkaTimestamp: &kts,
@@ -60,14 +57,14 @@ func benchRows(n int) []benchRow {
 // BenchmarkAppend measures rows -> Arrow through the appender that Write
 // uses (rows.RowBuilder), for one batch of rows per iteration.
 func BenchmarkAppend(b *testing.B) {
-	sc, err := icerows.SchemaOf(benchRow{})
+	sc, err := icerows.SchemaOf(tables.BronzeEvent{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, n := range []int{4096, 65536} {
 		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
 			rows := benchRows(n)
-			rb, err := icerows.NewRowBuilder(nil, sc, benchRow{})
+			rb, err := icerows.NewRowBuilder(nil, sc, tables.BronzeEvent{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -91,9 +88,9 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkWriteRecords(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		part []icebergio.PartitionField
+		part []tables.PartitionField
 	}{
-		{"day-partitioned", []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}},
+		{"day-partitioned", []tables.PartitionField{{Column: "ingested_at", Transform: "day"}}},
 		{"unpartitioned", nil},
 	} {
 		for _, n := range []int{65536, 1 << 20} {
@@ -108,11 +105,11 @@ func BenchmarkWriteRecords(b *testing.B) {
 				if c, ok := cat.(catalog.Closer); ok {
 					b.Cleanup(func() { c.Close() })
 				}
-				tbl, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: "bench.rows", Row: benchRow{}, Partition: tc.part})
+				tbl, err := icebergio.EnsureTable(ctx, cat, tables.Table{Ident: "bench.rows", Row: tables.BronzeEvent{}, Partition: tc.part})
 				if err != nil {
 					b.Fatal(err)
 				}
-				rb, err := icerows.NewRowBuilder(nil, tbl.Schema(), benchRow{})
+				rb, err := icerows.NewRowBuilder(nil, tbl.Schema(), tables.BronzeEvent{})
 				if err != nil {
 					b.Fatal(err)
 				}

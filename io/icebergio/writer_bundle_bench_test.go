@@ -13,15 +13,16 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/iceberg-go/codec"
 
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
 type bronzeBatch struct {
-	r    Range
+	r    offsets.Range
 	rows []tables.BronzeEvent
 }
 
-func (b bronzeBatch) Range() Range          { return b.r }
+func (b bronzeBatch) Range() offsets.Range  { return b.r }
 func (b bronzeBatch) RowSlice() any         { return b.rows }
 func (b bronzeBatch) RowOffset(i int) int64 { return b.rows[i].KafkaOffset }
 
@@ -44,7 +45,7 @@ func BenchmarkWriterBundle(b *testing.B) {
 func benchWriterBundle(b *testing.B, props map[string]string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	f := fileWriter(ctx, b, Table{Ident: "ns.bundle", Row: tables.BronzeEvent{}, Properties: props})
+	f := fileWriter(ctx, b, tables.Table{Ident: "ns.bundle", Row: tables.BronzeEvent{}, Properties: props})
 
 	const rowsPerBundle, batch = 1 << 20, 4096
 	sources := []string{"news", "Reuters", "FT", "sec-filings"}
@@ -62,7 +63,7 @@ func benchWriterBundle(b *testing.B, props map[string]string) {
 			rs[i] = tables.BronzeEvent{Source: &sources[o%4], Title: &titles[o%64], Timestamp: ts + o, IngestedAt: ts + o,
 				KafkaTopic: "fintech.debt.raw", KafkaOffset: o, KafkaTimestamp: &k}
 		}
-		batches[bi] = bronzeBatch{r: Range{Topic: "fintech.debt.raw", Start: int64(bi * batch), End: int64((bi + 1) * batch)}, rows: rs}
+		batches[bi] = bronzeBatch{r: offsets.Range{Topic: "fintech.debt.raw", Start: int64(bi * batch), End: int64((bi + 1) * batch)}, rows: rs}
 	}
 	w := window.IntervalWindow{Start: mtime.FromMilliseconds(0), End: mtime.FromMilliseconds(1000)}
 	var fileBytes int64
@@ -93,7 +94,7 @@ func benchWriterBundle(b *testing.B, props map[string]string) {
 func TestBronzeUniqueColumnsHaveNoDictionary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	f := fileWriter(ctx, t, TableOf(tables.Bronze.As("ns.bronze")))
+	f := fileWriter(ctx, t, tables.Bronze.As("ns.bronze"))
 	for _, c := range []string{"timestamp", "kafka_offset", "kafka_timestamp"} {
 		if v := f.tbl.Properties()["write.parquet.dict-encoding-enabled.column."+c]; v != "false" {
 			t.Errorf("table property for %s's dictionary %q, want false", c, v)
@@ -109,7 +110,7 @@ func TestBronzeUniqueColumnsHaveNoDictionary(t *testing.T) {
 	var files [][]byte
 	emit := func(_ beam.EventTime, fs FileSet) { files = append(files, fs.Files...) }
 	f.StartBundle(ctx, emit)
-	if err := f.ProcessElement(ctx, w, w.Start, bronzeBatch{r: Range{Topic: "t", End: int64(len(rs))}, rows: rs}, emit); err != nil {
+	if err := f.ProcessElement(ctx, w, w.Start, bronzeBatch{r: offsets.Range{Topic: "t", End: int64(len(rs))}, rows: rs}, emit); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.FinishBundle(ctx, emit); err != nil {

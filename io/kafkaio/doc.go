@@ -6,7 +6,7 @@
 // its Iceberg tables), or from the earliest or latest offset, and, for a
 // bounded read, up to the end offsets seen at start. Read is a splittable
 // DoFn with one offset-range restriction per partition, in the shape of
-// Beam's natsio: it emits Batch elements, each with the half-open range of
+// Beam's natsio: it emits offsets.Batch elements (transforms/offsets), each with the half-open range of
 // offsets it covers (transaction markers and compacted gaps included, so
 // that the batches of a partition tile its log), stamped with ingestion
 // time. An unbounded read checkpoints itself after Config.CallDuration and

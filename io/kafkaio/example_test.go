@@ -12,11 +12,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/io/kafkaio/embedded"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func init() { register.Function1x1(recordsIn) }
 
-func recordsIn(b kafkaio.Batch) int { return len(b.Records) }
+func recordsIn(b offsets.Batch) int { return len(b.Records) }
 
 // A bounded read of a topic with two partitions, on an in-process broker:
 // the batches hold every record once.

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/testing/kafkatest"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -25,10 +26,10 @@ func TestMain(m *testing.M) { ptest.Main(m) }
 
 func init() {
 	register.Function1x2(keyByPartition)
-	register.DoFn3x0[int32, func(*Batch) bool, func(string)](&tilingFn{})
+	register.DoFn3x0[int32, func(*offsets.Batch) bool, func(string)](&tilingFn{})
 	register.Emitter1[string]()
 	register.Function2x0(recordValues)
-	register.DoFn1x2[Batch, int32, int](&countFn{})
+	register.DoFn1x2[offsets.Batch, int32, int](&countFn{})
 	register.Function2x1(sumGroup)
 	register.DoFn1x0[int](&addFn{})
 }
@@ -193,7 +194,7 @@ func counter(name string) *atomic.Int64 {
 // (partition, records).
 type countFn struct{ Name string }
 
-func (f *countFn) ProcessElement(b Batch) (int32, int) {
+func (f *countFn) ProcessElement(b offsets.Batch) (int32, int) {
 	counter(f.Name).Add(int64(len(b.Records)))
 	return b.Partition, len(b.Records)
 }
@@ -211,10 +212,10 @@ func sumGroup(_ int32, ns func(*int) bool) int {
 	return sum
 }
 
-func keyByPartition(b Batch) (int32, Batch) { return b.Partition, b }
+func keyByPartition(b offsets.Batch) (int32, offsets.Batch) { return b.Partition, b }
 
 // recordValues emits "partition:value" for every record.
-func recordValues(b Batch, emit func(string)) {
+func recordValues(b offsets.Batch, emit func(string)) {
 	for _, r := range b.Records {
 		emit(fmt.Sprintf("%d:%s", b.Partition, r.Value))
 	}
@@ -228,9 +229,9 @@ type tilingFn struct {
 	Parts []Partition
 }
 
-func (f *tilingFn) ProcessElement(p int32, iter func(*Batch) bool, emit func(string)) {
-	var bs []Batch
-	var b Batch
+func (f *tilingFn) ProcessElement(p int32, iter func(*offsets.Batch) bool, emit func(string)) {
+	var bs []offsets.Batch
+	var b offsets.Batch
 	for iter(&b) {
 		bs = append(bs, b)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // partitionMetrics are the Prometheus series of one partition, looked up
@@ -25,7 +26,7 @@ func metricsFor(topic string, partition int32) partitionMetrics {
 	}
 }
 
-func (m partitionMetrics) read(b Batch) {
+func (m partitionMetrics) read(b offsets.Batch) {
 	n := 0
 	for i := range b.Records {
 		n += len(b.Records[i].Key) + len(b.Records[i].Value)

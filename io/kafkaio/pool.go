@@ -9,7 +9,7 @@ import (
 // recordPool lends franz-go the []kgo.Record slices that each fetched batch
 // is decoded into (kgo.PoolRecords), and takes them back once every record
 // of the batch is recycled. A read copies what it keeps of a record (its
-// offset, timestamp, key and value slices) into its own Batch, so the
+// offset, timestamp, key and value slices) into its own offsets.Batch, so the
 // kgo.Record structs are free as soon as the poll is handled: on a backlog
 // they were a tenth of the bytes the process allocated, each with pointers
 // for the collector to scan.

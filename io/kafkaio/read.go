@@ -13,20 +13,21 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/haade/haade/internal/stop"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func init() {
 	register.DoFn5x2[context.Context, *watermarkEstimator, *sdf.LockRTracker, Partition,
-		func(beam.EventTime, Batch), sdf.ProcessContinuation, error](&readFn{})
-	register.Emitter2[beam.EventTime, Batch]()
+		func(beam.EventTime, offsets.Batch), sdf.ProcessContinuation, error](&readFn{})
+	register.Emitter2[beam.EventTime, offsets.Batch]()
 	register.DoFn2x0[[]byte, func(Partition)](&partitionsFn{})
 	register.Emitter1[Partition]()
 }
 
 // Read reads the partitions of cfg.Topic, each from its restriction (see
-// Plan), and returns PCollection<Batch>. Element timestamps are ingestion
+// Plan), and returns PCollection<offsets.Batch>. Element timestamps are ingestion
 // time. The read is unbounded unless every partition has an end.
 //
 // Each partition is one element with one restriction. A call reads for at
@@ -70,7 +71,7 @@ type readFn struct {
 
 // StartBundle takes the emitter because Beam requires it of a DoFn whose
 // ProcessElement emits.
-func (f *readFn) StartBundle(func(beam.EventTime, Batch)) { f.bundleStart = time.Now() }
+func (f *readFn) StartBundle(func(beam.EventTime, offsets.Batch)) { f.bundleStart = time.Now() }
 
 func (f *readFn) Setup() {
 	watermarks.Lock()
@@ -112,7 +113,7 @@ func (f *readFn) CreateWatermarkEstimator(state int64) *watermarkEstimator {
 
 func (f *readFn) WatermarkEstimatorState(e *watermarkEstimator) int64 { return e.state }
 
-func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt *sdf.LockRTracker, p Partition, emit func(beam.EventTime, Batch)) (sdf.ProcessContinuation, error) {
+func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt *sdf.LockRTracker, p Partition, emit func(beam.EventTime, offsets.Batch)) (sdf.ProcessContinuation, error) {
 	if f.shared {
 		we.read, we.partition = f.ReadID, p.ID
 		// The runner resumes a restriction only after it committed the
@@ -165,7 +166,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 			closeConsumer(c)
 			return sdf.StopProcessing(), err
 		}
-		b := Batch{Topic: f.Cfg.Topic, Partition: p.ID, Start: pos, Records: make([]Record, 0, fetches.NumRecords())}
+		b := offsets.Batch{Topic: f.Cfg.Topic, Partition: p.ID, Start: pos, Records: make([]offsets.Record, 0, fetches.NumRecords())}
 		covered := pos - 1 // the last offset covered
 		atEnd := false
 		fetches.EachRecord(func(rec *kgo.Record) {
@@ -225,7 +226,7 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 				// the tables' offsets reach the end that was read.
 				ts := max(mtime.Now(), last, mtime.Time(we.state))
 				first = min(first, ts)
-				emit(ts, Batch{Topic: f.Cfg.Topic, Partition: p.ID, Start: pos, End: r.End})
+				emit(ts, offsets.Batch{Topic: f.Cfg.Topic, Partition: p.ID, Start: pos, End: r.End})
 			}
 			we.advance(mtime.MaxTimestamp)
 			we.publish(first)

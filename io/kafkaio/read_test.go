@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -268,37 +269,37 @@ func TestStop(t *testing.T) {
 // TestTilingCheck makes sure the tiling check that the pipeline tests rely
 // on does catch holes, overlaps, stray records and a wrong end.
 func TestTilingCheck(t *testing.T) {
-	rec := func(offs ...int64) []Record {
-		var rs []Record
+	rec := func(offs ...int64) []offsets.Record {
+		var rs []offsets.Record
 		for _, o := range offs {
-			rs = append(rs, Record{Offset: o})
+			rs = append(rs, offsets.Record{Offset: o})
 		}
 		return rs
 	}
-	b := func(start, end int64, offs ...int64) Batch {
-		return Batch{Topic: topic, Partition: 0, Start: start, End: end, Records: rec(offs...)}
+	b := func(start, end int64, offs ...int64) offsets.Batch {
+		return offsets.Batch{Topic: topic, Partition: 0, Start: start, End: end, Records: rec(offs...)}
 	}
 	tests := []struct {
 		name    string
 		end     int64
-		batches []Batch
+		batches []offsets.Batch
 		bad     int
 	}{
-		{"tiles", 10, []Batch{b(4, 10, 5, 9), b(0, 4, 0, 1)}, 0},
-		{"tiles, unbounded", unbounded, []Batch{b(0, 4, 0, 1)}, 0},
-		{"hole", 10, []Batch{b(0, 4), b(5, 10)}, 1},
-		{"overlap", 10, []Batch{b(0, 5), b(4, 10)}, 1},
-		{"record outside its batch", 10, []Batch{b(0, 10, 10)}, 1},
-		{"records out of order", 10, []Batch{b(0, 10, 5, 3)}, 1},
-		{"short of the end", 10, []Batch{b(0, 9)}, 1},
-		{"empty batch", 10, []Batch{b(0, 10), b(10, 10)}, 1},
+		{"tiles", 10, []offsets.Batch{b(4, 10, 5, 9), b(0, 4, 0, 1)}, 0},
+		{"tiles, unbounded", unbounded, []offsets.Batch{b(0, 4, 0, 1)}, 0},
+		{"hole", 10, []offsets.Batch{b(0, 4), b(5, 10)}, 1},
+		{"overlap", 10, []offsets.Batch{b(0, 5), b(4, 10)}, 1},
+		{"record outside its batch", 10, []offsets.Batch{b(0, 10, 10)}, 1},
+		{"records out of order", 10, []offsets.Batch{b(0, 10, 5, 3)}, 1},
+		{"short of the end", 10, []offsets.Batch{b(0, 9)}, 1},
+		{"empty batch", 10, []offsets.Batch{b(0, 10), b(10, 10)}, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &tilingFn{Parts: []Partition{{ID: 0, Start: 0, End: tc.end}}}
 			i := 0
 			var msgs []string
-			f.ProcessElement(0, func(out *Batch) bool {
+			f.ProcessElement(0, func(out *offsets.Batch) bool {
 				if i == len(tc.batches) {
 					return false
 				}

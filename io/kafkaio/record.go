@@ -12,14 +12,6 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Partition)(nil)).Elem())
 }
 
-// Record and Batch are the Kafka record and the element that Read emits,
-// in the neutral package transforms/offsets so that transforms can take
-// them without importing io. Batch.Range is the offset range it covers.
-type (
-	Record = offsets.Record
-	Batch  = offsets.Batch
-)
-
 // Partition is one partition to read, with its restriction [Start, End).
 // End is math.MaxInt64 for an unbounded read.
 type Partition struct {
@@ -36,8 +28,8 @@ type Partition struct {
 // timestamp in milliseconds and its type, its key, its value (a nil value
 // is a tombstone) and its headers. It points into rec's key and value, never copies them: the
 // bytes are the record's own, and only the kgo.Record structs are pooled.
-func RecordOf(rec *kgo.Record) Record {
-	r := Record{Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(),
+func RecordOf(rec *kgo.Record) offsets.Record {
+	r := offsets.Record{Offset: rec.Offset, Timestamp: rec.Timestamp.UnixMilli(),
 		Key: rec.Key, Value: rec.Value, Null: rec.Value == nil, TimestampType: rec.Attrs.TimestampType()}
 	if len(rec.Headers) > 0 {
 		r.Headers = make([]offsets.Header, len(rec.Headers))

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
 	"github.com/haade/haade/testing/kafkatest"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -28,7 +29,7 @@ func directRead(t *testing.T) (*readFn, Partition) {
 	return f, p
 }
 
-func noEmit(beam.EventTime, Batch) {}
+func noEmit(beam.EventTime, offsets.Batch) {}
 
 // TestReadCallAdvancesWatermark: an idle call ends by moving the
 // partition's watermark to the time it ended.
@@ -116,7 +117,7 @@ func TestReadCallPublishesFirstRecord(t *testing.T) {
 	rt := f.CreateTracker(f.CreateInitialRestriction(p))
 	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
 	var stamps []mtime.Time
-	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(ts beam.EventTime, b Batch) { stamps = append(stamps, ts) })
+	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(ts beam.EventTime, b offsets.Batch) { stamps = append(stamps, ts) })
 	if err != nil || !pc.ShouldResume() || len(stamps) == 0 {
 		t.Fatalf("ProcessElement = %v, %v with %d batches; want a resume after some batches", pc, err, len(stamps))
 	}
@@ -157,7 +158,7 @@ func TestLiveCallEndsCaughtUp(t *testing.T) {
 	var n int
 	f.StartBundle(noEmit)
 	start := time.Now()
-	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(_ beam.EventTime, b Batch) { n += len(b.Records) })
+	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(_ beam.EventTime, b offsets.Batch) { n += len(b.Records) })
 	took := time.Since(start)
 	if err != nil || !pc.ShouldResume() || pc.ResumeDelay() != f.Cfg.CaughtUpWait {
 		t.Fatalf("ProcessElement = %+v, %v; want a resume after CaughtUpWait %v", pc, err, f.Cfg.CaughtUpWait)
@@ -214,7 +215,7 @@ func TestBehindCallEndsCaughtUp(t *testing.T) {
 	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
 	var n int
 	f.StartBundle(noEmit)
-	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(_ beam.EventTime, b Batch) { n += len(b.Records) })
+	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(_ beam.EventTime, b offsets.Batch) { n += len(b.Records) })
 	if err != nil || !pc.ShouldResume() {
 		t.Fatalf("ProcessElement = %+v, %v; want a resume", pc, err)
 	}
@@ -255,7 +256,7 @@ func TestMissedFetchIsNotIdle(t *testing.T) {
 	rt := f.CreateTracker(f.CreateInitialRestriction(p))
 	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
 	var n int
-	emit := func(_ beam.EventTime, b Batch) { n += len(b.Records) }
+	emit := func(_ beam.EventTime, b offsets.Batch) { n += len(b.Records) }
 
 	f.StartBundle(noEmit)
 	time.Sleep(cfg.CallDuration) // the bundle's other partitions took it all

@@ -8,8 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-type restriction = offsetrange.Restriction
-
 // TestPositionTrackerSplitsAtPosition checks that, whatever fraction the
 // runner asks for, a split leaves the primary exactly what was claimed and
 // gives the residual the rest (docs/DESIGN.md, "Runners": Prism splits unbounded
@@ -17,23 +15,23 @@ type restriction = offsetrange.Restriction
 func TestPositionTrackerSplitsAtPosition(t *testing.T) {
 	tests := []struct {
 		name         string
-		r            restriction
+		r            offsetrange.Restriction
 		claims       []int64
-		wantPrimary  restriction
-		wantResidual *restriction
+		wantPrimary  offsetrange.Restriction
+		wantResidual *offsetrange.Restriction
 	}{
-		{"unbounded, nothing claimed", restriction{Start: 5, End: unbounded}, nil,
-			restriction{Start: 5, End: 5}, &restriction{Start: 5, End: unbounded}},
-		{"unbounded, some claimed", restriction{Start: 5, End: unbounded}, []int64{5, 6, 7},
-			restriction{Start: 5, End: 8}, &restriction{Start: 8, End: unbounded}},
-		{"unbounded, offsets skipped by gaps", restriction{Start: 0, End: unbounded}, []int64{3, 9},
-			restriction{Start: 0, End: 10}, &restriction{Start: 10, End: unbounded}},
-		{"bounded, some claimed", restriction{Start: 0, End: 100}, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9},
-			restriction{Start: 0, End: 10}, &restriction{Start: 10, End: 100}},
-		{"bounded, all claimed", restriction{Start: 0, End: 3}, []int64{0, 1, 2},
-			restriction{Start: 0, End: 3}, nil},
-		{"empty", restriction{Start: 4, End: 4}, nil,
-			restriction{Start: 4, End: 4}, nil},
+		{"unbounded, nothing claimed", offsetrange.Restriction{Start: 5, End: unbounded}, nil,
+			offsetrange.Restriction{Start: 5, End: 5}, &offsetrange.Restriction{Start: 5, End: unbounded}},
+		{"unbounded, some claimed", offsetrange.Restriction{Start: 5, End: unbounded}, []int64{5, 6, 7},
+			offsetrange.Restriction{Start: 5, End: 8}, &offsetrange.Restriction{Start: 8, End: unbounded}},
+		{"unbounded, offsets skipped by gaps", offsetrange.Restriction{Start: 0, End: unbounded}, []int64{3, 9},
+			offsetrange.Restriction{Start: 0, End: 10}, &offsetrange.Restriction{Start: 10, End: unbounded}},
+		{"bounded, some claimed", offsetrange.Restriction{Start: 0, End: 100}, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+			offsetrange.Restriction{Start: 0, End: 10}, &offsetrange.Restriction{Start: 10, End: 100}},
+		{"bounded, all claimed", offsetrange.Restriction{Start: 0, End: 3}, []int64{0, 1, 2},
+			offsetrange.Restriction{Start: 0, End: 3}, nil},
+		{"empty", offsetrange.Restriction{Start: 4, End: 4}, nil,
+			offsetrange.Restriction{Start: 4, End: 4}, nil},
 	}
 	for _, tc := range tests {
 		for _, fraction := range []float64{0, 0.001, 0.5, 0.999, 1} {
@@ -68,7 +66,7 @@ func TestPositionTrackerSplitsAtPosition(t *testing.T) {
 
 func TestPositionTrackerClaims(t *testing.T) {
 	t.Run("finishing an unbounded restriction claims End-1", func(t *testing.T) {
-		tr := newPositionTracker(restriction{Start: 5, End: unbounded})
+		tr := newPositionTracker(offsetrange.Restriction{Start: 5, End: unbounded})
 		if tr.IsBounded() {
 			t.Error("an unbounded restriction is bounded")
 		}
@@ -80,7 +78,7 @@ func TestPositionTrackerClaims(t *testing.T) {
 		}
 	})
 	t.Run("no claim after a split", func(t *testing.T) {
-		tr := newPositionTracker(restriction{Start: 0, End: unbounded})
+		tr := newPositionTracker(offsetrange.Restriction{Start: 0, End: unbounded})
 		tr.TryClaim(int64(2))
 		if _, _, err := tr.TrySplit(0.7); err != nil {
 			t.Fatal(err)
@@ -98,7 +96,7 @@ func TestReadFnRestrictions(t *testing.T) {
 	f := &readFn{}
 	p := Partition{ID: 3, Start: 10, End: unbounded}
 	r := f.CreateInitialRestriction(p)
-	if diff := cmp.Diff(restriction{Start: 10, End: unbounded}, r); diff != "" {
+	if diff := cmp.Diff(offsetrange.Restriction{Start: 10, End: unbounded}, r); diff != "" {
 		t.Errorf("CreateInitialRestriction (-want +got):\n%s", diff)
 	}
 	if got := f.SplitRestriction(p, r); len(got) != 1 || got[0] != r {
@@ -107,15 +105,15 @@ func TestReadFnRestrictions(t *testing.T) {
 	if got := f.RestrictionSize(p, r); got != 1 {
 		t.Errorf("RestrictionSize(unbounded) = %v, want 1", got)
 	}
-	if got := f.RestrictionSize(p, restriction{Start: 10, End: 25}); got != 15 {
+	if got := f.RestrictionSize(p, offsetrange.Restriction{Start: 10, End: 25}); got != 15 {
 		t.Errorf("RestrictionSize = %v, want 15", got)
 	}
-	rt := f.CreateTracker(restriction{Start: 10, End: unbounded})
+	rt := f.CreateTracker(offsetrange.Restriction{Start: 10, End: unbounded})
 	rt.TryClaim(int64(12))
 	if _, _, err := rt.TrySplit(0.5); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.TruncateRestriction(rt, p); got != (restriction{Start: 10, End: 10}) {
+	if got := f.TruncateRestriction(rt, p); got != (offsetrange.Restriction{Start: 10, End: 10}) {
 		t.Errorf("TruncateRestriction = %v, want an empty restriction", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func init() {
@@ -80,7 +81,7 @@ func (f *registryEventsFn) ProcessElement(ctx context.Context, b offsets.Batch, 
 // ErrRegistry when the registry stayed away or refused, and
 // then the whole batch must be retried, never dead-lettered.
 func ParseBatch(ctx context.Context, b offsets.Batch, res *Resolver, validate bool) (parse.EventBatch, parse.DeadLetterBatch, error) {
-	eb := parse.EventBatch{Rows: make([]parse.Event, 0, len(b.Records))}
+	eb := parse.EventBatch{Rows: make([]tables.BronzeEvent, 0, len(b.Records))}
 	var db parse.DeadLetterBatch
 	// A batch's records almost always share one schema id: remember the
 	// last one instead of asking the resolver's locked cache each time.

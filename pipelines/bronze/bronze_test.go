@@ -18,10 +18,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) { ptest.MainWithDefault(m, "prism") }
 // env is one in-process Kafka and one temporary lakehouse.
 type env struct {
 	t        *testing.T
-	kafka    *kafkatest.Cluster
+	kafka    *embedded.Cluster
 	cfg      bronze.Config
 	produced map[int64]map[int64][]byte // partition -> offset -> value (nil: tombstone)
 }
@@ -106,10 +108,10 @@ func (e *env) runBronzePlan() (*bronze.Plan, error) {
 	return pl, nil
 }
 
-func (e *env) tables() ([]parse.Event, []parse.DeadLetter) {
+func (e *env) tables() ([]tables.BronzeEvent, []tables.DeadLetter) {
 	e.t.Helper()
-	var evs []parse.Event
-	var dls []parse.DeadLetter
+	var evs []tables.BronzeEvent
+	var dls []tables.DeadLetter
 	if err := icebergio.ScanRows(context.Background(), e.cfg.Catalog, e.cfg.Table, &evs); err != nil {
 		e.t.Fatal(err)
 	}
@@ -117,20 +119,20 @@ func (e *env) tables() ([]parse.Event, []parse.DeadLetter) {
 		e.t.Fatal(err)
 	}
 	// Rows that another engine wrote (see defects_test.go) are not ours.
-	evs = slices.DeleteFunc(evs, func(ev parse.Event) bool { return ev.KafkaTopic == foreignTopic })
-	dls = slices.DeleteFunc(dls, func(dl parse.DeadLetter) bool { return dl.KafkaTopic == foreignTopic })
+	evs = slices.DeleteFunc(evs, func(ev tables.BronzeEvent) bool { return ev.KafkaTopic == foreignTopic })
+	dls = slices.DeleteFunc(dls, func(dl tables.DeadLetter) bool { return dl.KafkaTopic == foreignTopic })
 	return evs, dls
 }
 
 // expectedEvent decodes a valid sample independently of the parser, with
 // encoding/json and time.Parse.
-func expectedEvent(t *testing.T, v []byte) parse.Event {
+func expectedEvent(t *testing.T, v []byte) tables.BronzeEvent {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(v, &m); err != nil {
 		t.Fatalf("sample %s: %v", v, err)
 	}
-	var ev parse.Event
+	var ev tables.BronzeEvent
 	if s, ok := m["source"].(string); ok {
 		ev.Source = &s
 	}
@@ -347,7 +349,7 @@ func TestCrashBeforeCommitThenRestart(t *testing.T) {
 			e := newEnv(t, 4)
 			e.produce(sample(2000, 4))
 			crash := errors.New("injected crash before commit")
-			remove := icebergio.InjectBeforeCommit(tbl, func(icebergio.WindowFiles) error { return crash })
+			remove := icebergio.InjectBeforeCommit(tbl, func(icebergio.FileSet) error { return crash })
 			err := e.runBronze()
 			remove()
 			if err == nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -139,9 +139,9 @@ func foreignAppendAndExpire(t *testing.T, cfg icebergio.CatalogConfig, ident str
 	var rows any
 	now := time.Now().UnixMicro()
 	if strings.HasSuffix(ident, "_dlq") {
-		rows = []parse.DeadLetter{{Payload: []byte("x"), Error: "foreign", KafkaTopic: foreignTopic, IngestedAt: now}}
+		rows = []tables.DeadLetter{{Payload: []byte("x"), Error: "foreign", KafkaTopic: foreignTopic, IngestedAt: now}}
 	} else {
-		rows = []parse.Event{{Timestamp: now, IngestedAt: now, KafkaTopic: foreignTopic}}
+		rows = []tables.BronzeEvent{{Timestamp: now, IngestedAt: now, KafkaTopic: foreignTopic}}
 	}
 	tbl = icebergtest.Append(t, tbl, rows, nil)
 	tx := tbl.NewTransaction()
@@ -224,8 +224,8 @@ func TestDemoRunsTwice(t *testing.T) {
 		// Each run produces 300 events and a tombstone, each in one table.
 		// Two runs within one commit interval reach the same offsets: the
 		// second one's rows must not be taken for the first one's.
-		var evs []parse.Event
-		var dls []parse.DeadLetter
+		var evs []tables.BronzeEvent
+		var dls []tables.DeadLetter
 		if err := icebergio.ScanRows(context.Background(), cfg, "lakehouse.bronze_events", &evs); err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // regionRow reads the promoted columns of bronze back, by their current
@@ -75,7 +75,7 @@ func members(t *testing.T, s *string) map[string]any {
 // again, widens amount, renames region, runs it a third time, and checks
 // every record: each member is in exactly one place (its column from the
 // run after its promotion, extra before), a value of the wrong type stays
-// in extra, and a read into parse.Event folds the columns back into Extra
+// in extra, and a read into tables.BronzeEvent folds the columns back into Extra
 // as the event had them.
 func TestPromoteWidenRename(t *testing.T) {
 	e := newEnv(t, 2)
@@ -121,7 +121,7 @@ func TestPromoteWidenRename(t *testing.T) {
 		t.Fatalf("%d rows, sent %d", len(rows), len(sent))
 	}
 	byN := map[int]regionRow{}
-	var evs []parse.Event
+	var evs []tables.BronzeEvent
 	if err := icebergio.ScanRows(context.Background(), e.cfg.Catalog, e.cfg.Table, &evs); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestPromoteWidenRename(t *testing.T) {
 		delete(want, "title")
 		delete(want, "timestamp")
 		if diff := cmp.Diff(want, members(t, extraByKey[[2]int64{int64(r.KafkaPartition), r.KafkaOffset}])); diff != "" {
-			t.Errorf("event %d read as parse.Event: extra (-want +got):\n%s", n, diff)
+			t.Errorf("event %d read as tables.BronzeEvent: extra (-want +got):\n%s", n, diff)
 		}
 	}
 	str := func(s string) *string { return &s }

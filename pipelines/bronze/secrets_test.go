@@ -13,7 +13,9 @@ import (
 	pipepb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/pipeline_v1"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -77,7 +79,7 @@ func TestNoSecretInTheSerializedPipeline(t *testing.T) {
 	// construction needs no server).
 	pg := icebergio.CatalogConfig{Type: "sql", Name: "local", URI: "postgres://bronze:" + catalogPassword + "@127.0.0.1:1/lakehouse?sslmode=disable", Warehouse: t.TempDir()}
 	rows := beam.CreateList(s, []parse.EventBatch{{}})
-	icebergio.Write(s, &icebergio.Sink{Catalog: pg, Table: bronze.EventsTable("lakehouse.pg"), Pipeline: "bronze"}, icebergio.Offsets{}, rows)
+	icebergio.Write(s, &icebergio.Sink{Catalog: pg, Table: tables.Bronze.As("lakehouse.pg"), Pipeline: "bronze"}, offsets.Offsets{}, rows)
 
 	b := serialized(t, p)
 	for _, secret := range []string{saslPassword, catalogPassword} {

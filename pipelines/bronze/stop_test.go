@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/kafkatest"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // At a clean stop the dead-letter table, which had no rows for the last
@@ -24,7 +25,7 @@ func TestCleanStopRecordsDeadLetterProgress(t *testing.T) {
 	r.waitRows(e.count())
 	r.stop()
 	e.checkExactlyOnce(badSet())
-	want := icebergio.Offsets{}
+	want := offsets.Offsets{}
 	for p, offs := range e.produced {
 		want.Set(e.cfg.Kafka.Topic, int32(p), int64(len(offs)))
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
-	"github.com/haade/haade/transforms/gold"
+	"github.com/haade/haade/transforms/tables"
 )
 
 var bin string
@@ -63,10 +63,10 @@ func ev(src, title string, ts time.Time) []byte {
 	return fmt.Appendf(nil, `{"source": %q, "title": %q, "timestamp": %q}`, src, title, ts.Format(time.RFC3339))
 }
 
-func goldRows(t *testing.T, cat icebergio.CatalogConfig) ([]gold.SourceDaily, []gold.TrendingTerm) {
+func goldRows(t *testing.T, cat icebergio.CatalogConfig) ([]tables.SourceDaily, []tables.TrendingTerm) {
 	t.Helper()
-	var daily []gold.SourceDaily
-	var terms []gold.TrendingTerm
+	var daily []tables.SourceDaily
+	var terms []tables.TrendingTerm
 	if err := icebergio.ScanRows(context.Background(), cat, "lakehouse.gold_source_daily", &daily); err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +108,8 @@ func TestGoldOverSilver(t *testing.T) {
 	runGold(t, cat)
 	day1 := int32(d1.Unix() / 86400)
 	hour1 := d1.Truncate(time.Hour).UnixMicro()
-	wantDaily := []gold.SourceDaily{{Day: day1, Source: "ft", Events: 1}, {Day: day1, Source: "news", Events: 2}}
-	wantTerms := []gold.TrendingTerm{{Hour: hour1, Rank: 1, Term: "bond", Mentions: 3}, {Hour: hour1, Rank: 2, Term: "default", Mentions: 1}}
+	wantDaily := []tables.SourceDaily{{Day: day1, Source: "ft", Events: 1}, {Day: day1, Source: "news", Events: 2}}
+	wantTerms := []tables.TrendingTerm{{Hour: hour1, Rank: 1, Term: "bond", Mentions: 3}, {Hour: hour1, Rank: 2, Term: "default", Mentions: 1}}
 	sort.Slice(wantTerms, func(i, j int) bool { return fmt.Sprint(wantTerms[i]) < fmt.Sprint(wantTerms[j]) })
 	daily, terms := goldRows(t, cat)
 	if diff := cmp.Diff(wantDaily, daily); diff != "" {
@@ -127,7 +127,7 @@ func TestGoldOverSilver(t *testing.T) {
 
 	produce(ev("news", "Bond auction", d1.Add(3*time.Minute)), ev("news", "Rates steady", d2))
 	runGold(t, cat)
-	wantDaily = []gold.SourceDaily{{Day: day1, Source: "ft", Events: 1}, {Day: day1, Source: "news", Events: 3}, {Day: day1 + 1, Source: "news", Events: 1}}
+	wantDaily = []tables.SourceDaily{{Day: day1, Source: "ft", Events: 1}, {Day: day1, Source: "news", Events: 3}, {Day: day1 + 1, Source: "news", Events: 1}}
 	daily3, _ := goldRows(t, cat)
 	if diff := cmp.Diff(wantDaily, daily3); diff != "" {
 		t.Fatalf("daily after new events (-want +got):\n%s", diff)

@@ -20,6 +20,7 @@ import (
 	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/gold"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -102,11 +103,11 @@ func summary(ctx context.Context, stdout io.Writer, cfg Config, _ time.Duration)
 // build wires new silver snapshots -> the days they touch -> every silver
 // row of those days -> per-source counts and trending terms -> overwrite.
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
-	daily, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.GoldSourceDaily.As(cfg.DailyTable)), cfg.Pipeline)
+	daily, err := icebergio.Open(ctx, cfg.Catalog, tables.GoldSourceDaily.As(cfg.DailyTable), cfg.Pipeline)
 	if err != nil {
 		return err
 	}
-	terms, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.GoldTrendingTerms.As(cfg.TermsTable)), cfg.Pipeline)
+	terms, err := icebergio.Open(ctx, cfg.Catalog, tables.GoldTrendingTerms.As(cfg.TermsTable), cfg.Pipeline)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
 	}
-	progress := icebergio.Offsets{}
+	progress := offsets.Offsets{}
 	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
 
 	snaps := snapshots.ReadSnapshots(s, src)

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 )
@@ -59,7 +59,7 @@ func TestEvolveFromRegistry(t *testing.T) {
 
 	cfg, cat := icebergtest.Catalog(t)
 	const ident = "lakehouse.bronze_events"
-	if _, err := icebergio.Open(ctx, cfg, icebergio.Table{Ident: ident, Row: parse.Event{}}, "bronze"); err != nil {
+	if _, err := icebergio.Open(ctx, cfg, tables.Table{Ident: ident, Row: tables.BronzeEvent{}}, "bronze"); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"evolve", "--table=" + ident, "--catalog-uri=" + cfg.URI, "--warehouse=" + cfg.Warehouse,

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
 	icemaint "github.com/haade/haade/io/icebergio/maintain"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // maintain runs the actions on one table, logging one line per action,
@@ -48,7 +49,7 @@ func maintain(ctx context.Context, cat catalog.Catalog, ident string, opts icema
 }
 
 // behind describes the first partition where now is behind was, or "".
-func behind(now, was icebergio.Offsets) string {
+func behind(now, was offsets.Offsets) string {
 	for t, ps := range was {
 		for p, v := range ps {
 			if w, ok := now.Next(t, p); !ok || w < v {
@@ -59,7 +60,7 @@ func behind(now, was icebergio.Offsets) string {
 	return ""
 }
 
-func describe(all map[string]icebergio.Offsets) string {
+func describe(all map[string]offsets.Offsets) string {
 	var ps []string
 	for p, o := range all {
 		ps = append(ps, p+": "+strings.TrimSpace(o.String()))

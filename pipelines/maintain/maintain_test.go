@@ -18,12 +18,14 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	icemaint "github.com/haade/haade/io/icebergio/maintain"
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/enrich"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -41,7 +43,7 @@ const (
 // stages fill, wired as pipelines/bronze's build does.
 type env struct {
 	t     *testing.T
-	kafka *kafkatest.Cluster
+	kafka *embedded.Cluster
 	cat   icebergio.CatalogConfig
 	kcfg  kafkaio.Config
 	seed  uint64
@@ -69,12 +71,12 @@ func (e *env) round(n int) error {
 	if _, err := kafkatest.ProduceSample(ctx, e.kafka.Brokers(), topic, n, e.seed, 0.1, parse.MalformedCorpus); err != nil {
 		return err
 	}
-	day := []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}
-	evs, err := icebergio.Open(ctx, e.cat, icebergio.Table{Ident: events, Row: parse.Event{}, Partition: day}, pipeline)
+	day := []tables.PartitionField{{Column: "ingested_at", Transform: "day"}}
+	evs, err := icebergio.Open(ctx, e.cat, tables.Table{Ident: events, Row: tables.BronzeEvent{}, Partition: day}, pipeline)
 	if err != nil {
 		return err
 	}
-	dead, err := icebergio.Open(ctx, e.cat, icebergio.Table{Ident: dlq, Row: parse.DeadLetter{}, Partition: day}, pipeline)
+	dead, err := icebergio.Open(ctx, e.cat, tables.Table{Ident: dlq, Row: tables.DeadLetter{}, Partition: day}, pipeline)
 	if err != nil {
 		return err
 	}
@@ -83,7 +85,7 @@ func (e *env) round(n int) error {
 	if err != nil {
 		return err
 	}
-	start := icebergio.Offsets{}
+	start := offsets.Offsets{}
 	for _, p := range parts {
 		start.Set(topic, p.ID, p.Start)
 	}
@@ -114,8 +116,8 @@ func (e *env) maintain(extra ...string) (int, string) {
 var aggressive = []string{"--min-input-files=2", "--expire-older-than=1ms", "--retain-last=1", "--orphan-older-than=1h"}
 
 type state struct {
-	events  []parse.Event
-	dead    []parse.DeadLetter
+	events  []tables.BronzeEvent
+	dead    []tables.DeadLetter
 	offsets map[string]map[string]string // table -> pipeline -> offsets
 	files   map[string]int64             // table -> data files
 	snaps   map[string]int               // table -> snapshots
@@ -160,10 +162,10 @@ func (e *env) state() state {
 }
 
 var rowOrder = []cmp.Option{
-	cmpopts.SortSlices(func(a, b parse.Event) bool {
+	cmpopts.SortSlices(func(a, b tables.BronzeEvent) bool {
 		return a.KafkaPartition < b.KafkaPartition || a.KafkaPartition == b.KafkaPartition && a.KafkaOffset < b.KafkaOffset
 	}),
-	cmpopts.SortSlices(func(a, b parse.DeadLetter) bool {
+	cmpopts.SortSlices(func(a, b tables.DeadLetter) bool {
 		return a.KafkaPartition < b.KafkaPartition || a.KafkaPartition == b.KafkaPartition && a.KafkaOffset < b.KafkaOffset
 	}),
 	cmpopts.EquateEmpty(),

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // qRow has a column of each kind that head formats differently.
@@ -55,7 +56,7 @@ func lakehouse(t *testing.T) icebergio.CatalogConfig {
 	defer closeCat(cat)
 	appendRows := func(ident string, rows []qRow, props iceberg.Properties) {
 		t.Helper()
-		tbl, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: ident, Row: qRow{}})
+		tbl, err := icebergio.EnsureTable(ctx, cat, tables.Table{Ident: ident, Row: qRow{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/transforms/silver"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func init() {
@@ -67,7 +68,7 @@ func (f *dedupFn) ProcessElement(ctx context.Context, b silver.Batch, emit func(
 
 // loadDay seeds the deduper with the silver rows of one event day.
 func (f *dedupFn) loadDay(ctx context.Context, day int64) error {
-	var rows []silver.Event
+	var rows []tables.SilverEvent
 	filter := iceberg.NewAnd(
 		iceberg.GreaterThanEqual(iceberg.Reference("timestamp"), iceberg.Timestamp(day*silver.DayMicros)),
 		iceberg.LessThan(iceberg.Reference("timestamp"), iceberg.Timestamp((day+1)*silver.DayMicros)))

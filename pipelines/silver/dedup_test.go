@@ -34,7 +34,7 @@ func TestDedupSeedsFromTheTable(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	cat := icebergio.CatalogConfig{URI: filepath.Join(dir, "c.db"), Warehouse: filepath.Join(dir, "w")}
-	sink, err := icebergio.Open(ctx, cat, icebergio.TableOf(tables.Silver.As("lakehouse.silver")), "test")
+	sink, err := icebergio.Open(ctx, cat, tables.Silver.As("lakehouse.silver"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestDedupSeedsFromTheTable(t *testing.T) {
 	{ // the table holds "A" already
 		p, s := beam.NewPipelineWithRoot()
 		held := silver.Batch{Source: offsets.Range{Topic: "iceberg:b", Start: 1, End: 2},
-			Rows: []silver.Event{{Source: "news", Title: "A", Timestamp: base, IngestedAt: base}}}
+			Rows: []tables.SilverEvent{{Source: "news", Title: "A", Timestamp: base, IngestedAt: base}}}
 		start := offsets.Offsets{}
 		start.Set("iceberg:b", 0, 1)
 		icebergio.Write(s, sink, start, beam.Create(s, held))
@@ -53,11 +53,11 @@ func TestDedupSeedsFromTheTable(t *testing.T) {
 	r1 := offsets.Range{Topic: "iceberg:b", Start: 2, End: 3}
 	r2 := offsets.Range{Topic: "iceberg:b", Start: 3, End: 4}
 	in := []silver.Batch{
-		{Source: r1, Rows: []silver.Event{
+		{Source: r1, Rows: []tables.SilverEvent{
 			{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + 10}, // in the table
 			{Source: "news", Title: "B", Timestamp: base, IngestedAt: base + 11},
 			{Source: "ft", Title: "C", Timestamp: base, IngestedAt: base + 12}}},
-		{Source: r2, Rows: []silver.Event{
+		{Source: r2, Rows: []tables.SilverEvent{
 			{Source: "news", Title: "B", Timestamp: base, IngestedAt: base + 20}, // of this run
 			{Source: "ft", Title: "D", Timestamp: base, IngestedAt: base + 21}}},
 	}

@@ -113,11 +113,11 @@ func summary(ctx context.Context, out io.Writer, cfg Config) error {
 // build wires bronze snapshots -> normalise and validate -> deduplicate ->
 // silver and rejects.
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
-	events, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.Silver.As(cfg.Table)), cfg.Pipeline, icebergio.Every(cfg.CommitInterval))
+	events, err := icebergio.Open(ctx, cfg.Catalog, tables.Silver.As(cfg.Table), cfg.Pipeline, icebergio.Every(cfg.CommitInterval))
 	if err != nil {
 		return err
 	}
-	rejects, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(tables.SilverRejects.As(cfg.Rejects)), cfg.Pipeline, icebergio.Every(cfg.CommitInterval))
+	rejects, err := icebergio.Open(ctx, cfg.Catalog, tables.SilverRejects.As(cfg.Rejects), cfg.Pipeline, icebergio.Every(cfg.CommitInterval))
 	if err != nil {
 		return err
 	}

@@ -15,10 +15,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
-	"github.com/haade/haade/transforms/silver"
+	"github.com/haade/haade/transforms/tables"
 )
 
 var bronzeBin string
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 
 type lake struct {
 	t       *testing.T
-	kafka   *kafkatest.Cluster
+	kafka   *embedded.Cluster
 	catalog icebergio.CatalogConfig
 }
 
@@ -92,8 +93,8 @@ type row struct{ Source, Title, TS string }
 
 func (l *lake) silverRows() ([]row, []string) {
 	l.t.Helper()
-	var evs []silver.Event
-	var rejects []silver.Reject
+	var evs []tables.SilverEvent
+	var rejects []tables.SilverReject
 	if err := icebergio.ScanRows(context.Background(), l.catalog, "lakehouse.silver_events", &evs); err != nil {
 		l.t.Fatal(err)
 	}

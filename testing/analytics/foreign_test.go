@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // TestTrinoWritesWhileBronzeStreams: another engine writes into bronze while
@@ -81,7 +81,7 @@ func TestTrinoWritesWhileBronzeStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	viaQuery := queryCount(t, l.bronze)
-	var rows []parse.Event
+	var rows []tables.BronzeEvent
 	if err := icebergio.ScanRows(ctx, catalogConfig(), l.bronze, &rows); err != nil {
 		t.Fatal(err)
 	}

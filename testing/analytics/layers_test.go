@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // TestTrinoReadsTheLayers runs bronze, silver and gold on real Kafka, MinIO
@@ -81,11 +81,11 @@ func TestTrinoReadsTheLayers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []parse.Event
+		var got []tables.BronzeEvent
 		for _, m := range r.maps() {
 			got = append(got, bronzeRow(m))
 		}
-		var want []parse.Event
+		var want []tables.BronzeEvent
 		if err := icebergio.ScanRows(ctx, catalogConfig(), l.bronze, &want); err != nil {
 			t.Fatal(err)
 		}
@@ -118,11 +118,11 @@ func TestTrinoReadsTheLayers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []parse.DeadLetter
+		var got []tables.DeadLetter
 		for _, m := range r.maps() {
 			got = append(got, deadLetterRow(m))
 		}
-		var want []parse.DeadLetter
+		var want []tables.DeadLetter
 		if err := icebergio.ScanRows(ctx, catalogConfig(), l.dlq, &want); err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/transforms/offsets"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // trinoTimestamp is how Trino's protocol writes a timestamp(6) with time
@@ -90,23 +90,23 @@ func (r row) bytes(c string) []byte {
 	return b
 }
 
-func bronzeRow(r row) parse.Event {
+func bronzeRow(r row) tables.BronzeEvent {
 	kt, err := r.micros("kafka_timestamp")
 	if err != nil {
 		panic(err)
 	}
-	return parse.Event{Source: r.str("source"), Title: r.str("title"), Timestamp: r.mustMicros("timestamp"),
+	return tables.BronzeEvent{Source: r.str("source"), Title: r.str("title"), Timestamp: r.mustMicros("timestamp"),
 		IngestedAt: r.mustMicros("ingested_at"), KafkaTopic: *r.str("kafka_topic"), KafkaPartition: int32(r.int64("kafka_partition")),
 		KafkaOffset: r.int64("kafka_offset"), KafkaTimestamp: kt, Extra: r.str("extra"),
 		KafkaKey: r.bytes("kafka_key"), KafkaHeaders: r.headers("kafka_headers"), KafkaTimestampType: r.str("kafka_timestamp_type")}
 }
 
-func deadLetterRow(r row) parse.DeadLetter {
+func deadLetterRow(r row) tables.DeadLetter {
 	kt, err := r.micros("kafka_timestamp")
 	if err != nil {
 		panic(err)
 	}
-	return parse.DeadLetter{Payload: r.bytes("payload"), Error: *r.str("error"), KafkaTopic: *r.str("kafka_topic"),
+	return tables.DeadLetter{Payload: r.bytes("payload"), Error: *r.str("error"), KafkaTopic: *r.str("kafka_topic"),
 		KafkaPartition: int32(r.int64("kafka_partition")), KafkaOffset: r.int64("kafka_offset"), KafkaTimestamp: kt,
 		IngestedAt: r.mustMicros("ingested_at"),
 		KafkaKey:   r.bytes("kafka_key"), KafkaHeaders: r.headers("kafka_headers"), KafkaTimestampType: r.str("kafka_timestamp_type")}

@@ -15,13 +15,6 @@ import (
 // beamPipeline is the pipeline id of the Beam run's snapshots.
 const beamPipeline = "benchmark-beam"
 
-// bronzeTable and dlqTable are the tables of pipelines/bronze, under their
-// default names.
-var (
-	bronzeTable = icebergio.TableOf(tables.Bronze)
-	dlqTable    = icebergio.TableOf(tables.DeadLetters)
-)
-
 // runBeam runs the bronze pipeline as pipelines/bronze builds it
 // (bronze.Build: the topic id, the plan, the spread, Kafka, parse, enrich,
 // Iceberg), in bounded mode, on --runner=direct (Prism, in process). The
@@ -31,7 +24,7 @@ func runBeam(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig,
 		Common:  runners.Common{Runner: "direct", Pipeline: beamPipeline, Bounded: true},
 		Kafka:   kc,
 		Catalog: cc,
-		Table:   bronzeTable.Ident, DLQTable: dlqTable.Ident,
+		Table:   tables.Bronze.Ident, DLQTable: tables.DeadLetters.Ident,
 		CommitInterval: interval,
 		Start:          kafkaio.Earliest,
 		OnRecreated:    "fail",

@@ -15,6 +15,7 @@ import (
 	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -23,7 +24,7 @@ const loopPipeline = "benchmark-loop"
 
 // runLoop is the yardstick without Beam: goroutines consumers, each reading
 // its share of the partitions with franz-go, parsing with parse.ParseEvent
-// into the rows bronze writes (parse.Event, parse.DeadLetter), turning each
+// into the rows bronze writes (tables.BronzeEvent, tables.DeadLetter), turning each
 // chunk of rows into Arrow with rows.RowBuilder (Write's appender) and
 // writing it as zstd Parquet with table.WriteRecords; then one commit per
 // table. Rows are the same as the pipeline's: Kafka coordinates, ingested_at
@@ -33,11 +34,11 @@ func runLoop(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig,
 	if err != nil {
 		return err
 	}
-	tblE, err := icebergio.EnsureTable(ctx, cat, bronzeTable)
+	tblE, err := icebergio.EnsureTable(ctx, cat, tables.Bronze)
 	if err != nil {
 		return err
 	}
-	tblD, err := icebergio.EnsureTable(ctx, cat, dlqTable)
+	tblD, err := icebergio.EnsureTable(ctx, cat, tables.DeadLetters)
 	if err != nil {
 		return err
 	}
@@ -124,19 +125,19 @@ func consume(ctx context.Context, kc kafkaio.Config, parts []kafkaio.Partition, 
 		return nil, nil, err
 	}
 	defer cl.Close()
-	rbE, err := rows.NewRowBuilder(nil, tblE.Schema(), parse.Event{})
+	rbE, err := rows.NewRowBuilder(nil, tblE.Schema(), tables.BronzeEvent{})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rbE.Release()
-	rbD, err := rows.NewRowBuilder(nil, tblD.Schema(), parse.DeadLetter{})
+	rbD, err := rows.NewRowBuilder(nil, tblD.Schema(), tables.DeadLetter{})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer rbD.Release()
 
-	events := make([]parse.Event, 0, chunk)
-	var dead []parse.DeadLetter
+	events := make([]tables.BronzeEvent, 0, chunk)
+	var dead []tables.DeadLetter
 	flush := func() error {
 		if len(events) > 0 {
 			if err := rbE.Append(events); err != nil {

@@ -45,6 +45,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/testing/stats"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/prometheus/procfs"
 )
 
@@ -345,12 +346,12 @@ func check(ctx context.Context, r *result, kc kafkaio.Config, cc icebergio.Catal
 	for _, p := range parts {
 		produced += p.End - p.Start
 	}
-	for _, t := range []icebergio.Table{bronzeTable, dlqTable} {
+	for _, t := range []tables.Table{tables.Bronze, tables.DeadLetters} {
 		st, err := icebergio.Stat(ctx, cat, t.Ident, pipeline)
 		if err != nil {
 			return err
 		}
-		if t.Ident == bronzeTable.Ident {
+		if t.Ident == tables.Bronze.Ident {
 			r.Bronze = st.Rows
 		} else {
 			r.DLQ = st.Rows

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/parse"
 )
@@ -53,7 +54,7 @@ func startBroker(ctx context.Context, cfg Config) (*broker, error) {
 	return b, nil
 }
 
-func preload(ctx context.Context, cfg Config) (*kafkatest.Cluster, error) {
+func preload(ctx context.Context, cfg Config) (*embedded.Cluster, error) {
 	c, err := kafkatest.Start(topic, cfg.Partitions)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 var (
@@ -165,14 +166,14 @@ func i64Ptr(v *int64) any {
 
 // eventRow and dlqRow turn our own reader's rows into the JSON form the
 // Python readers print.
-func eventRow(ev parse.Event) map[string]any {
+func eventRow(ev tables.BronzeEvent) map[string]any {
 	return kafkaColumns(map[string]any{"source": strPtr(ev.Source), "title": strPtr(ev.Title), "timestamp": ev.Timestamp,
 		"ingested_at": ev.IngestedAt, "kafka_topic": ev.KafkaTopic, "kafka_partition": int64(ev.KafkaPartition),
 		"kafka_offset": ev.KafkaOffset, "kafka_timestamp": i64Ptr(ev.KafkaTimestamp), "extra": strPtr(ev.Extra)},
 		ev.KafkaKey, ev.KafkaHeaders, ev.KafkaTimestampType)
 }
 
-func dlqRow(d parse.DeadLetter) map[string]any {
+func dlqRow(d tables.DeadLetter) map[string]any {
 	var payload any
 	if d.Payload != nil {
 		payload = base64.StdEncoding.EncodeToString(d.Payload)
@@ -233,17 +234,17 @@ func matchExpected(t testing.TB, who string, got, want map[string]any, dlq bool)
 	}
 }
 
-// tables is the end state of the two tables as our own reader sees it.
-type tables struct {
-	events []parse.Event
-	dlq    []parse.DeadLetter
+// contents is the end state of the two tables as our own reader sees it.
+type contents struct {
+	events []tables.BronzeEvent
+	dlq    []tables.DeadLetter
 }
 
-func (e *env) scan(bronze, dlq string) tables {
+func (e *env) scan(bronze, dlq string) contents {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var tb tables
+	var tb contents
 	if err := icebergio.ScanRows(ctx, e.catalog(), bronze, &tb.events); err != nil {
 		e.t.Fatalf("ScanRows %s: %v", bronze, err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // restURI is Apache Iceberg's REST catalog test server that
@@ -229,8 +230,8 @@ func (e *env) checkREST(truth []krec) restState {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var events []parse.Event
-	var dead []parse.DeadLetter
+	var events []tables.BronzeEvent
+	var dead []tables.DeadLetter
 	if err := icebergio.ScanRows(ctx, restCatalog(), e.table, &events); err != nil {
 		t.Fatalf("ScanRows %s through the REST catalog: %v", e.table, err)
 	}

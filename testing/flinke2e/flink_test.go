@@ -23,7 +23,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/kafkatest"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // TestFlinkBronzeExactlyOnceE2E runs bronze on a real Apache Flink (Beam's Flink job server
@@ -233,24 +233,24 @@ type key struct {
 	offset    int64
 }
 
-type tables struct {
+type contents struct {
 	bronze, dlq int
 	seen        map[key]int
 }
 
-func (s tables) total() int    { return s.bronze + s.dlq }
-func (s tables) distinct() int { return len(s.seen) }
+func (s contents) total() int    { return s.bronze + s.dlq }
+func (s contents) distinct() int { return len(s.seen) }
 
-func scan(ctx context.Context, cat icebergio.CatalogConfig) (tables, error) {
-	var ev []parse.Event
+func scan(ctx context.Context, cat icebergio.CatalogConfig) (contents, error) {
+	var ev []tables.BronzeEvent
 	if err := icebergio.ScanRows(ctx, cat, "lakehouse.bronze_events", &ev); err != nil {
-		return tables{}, err
+		return contents{}, err
 	}
-	var dl []parse.DeadLetter
+	var dl []tables.DeadLetter
 	if err := icebergio.ScanRows(ctx, cat, "lakehouse.bronze_events_dlq", &dl); err != nil {
-		return tables{}, err
+		return contents{}, err
 	}
-	s := tables{bronze: len(ev), dlq: len(dl), seen: map[key]int{}}
+	s := contents{bronze: len(ev), dlq: len(dl), seen: map[key]int{}}
 	for _, e := range ev {
 		s.seen[key{e.KafkaPartition, e.KafkaOffset}]++
 	}
@@ -262,7 +262,7 @@ func scan(ctx context.Context, cat icebergio.CatalogConfig) (tables, error) {
 
 // checkExactlyOnce fails unless the tables hold every wanted offset exactly once and
 // nothing else.
-func checkExactlyOnce(ctx context.Context, t *testing.T, cat icebergio.CatalogConfig, want map[key]bool, needDLQ bool) tables {
+func checkExactlyOnce(ctx context.Context, t *testing.T, cat icebergio.CatalogConfig, want map[key]bool, needDLQ bool) contents {
 	t.Helper()
 	s, err := scan(ctx, cat)
 	if err != nil {

@@ -11,20 +11,14 @@ import (
 	"github.com/haade/haade/transforms/sample"
 )
 
-// Cluster is an in-process Kafka.
-type Cluster = embedded.Cluster
-
-// Generator makes sample events one at a time.
-type Generator = sample.Generator
-
 var (
-	// Start starts an in-process Kafka with one topic.
+	// Start starts an in-process Kafka (an *embedded.Cluster) with one topic.
 	Start = embedded.Start
 	// Produce sends values round-robin and waits for the acknowledgements.
 	Produce = embedded.Produce
 	// Sample returns n sample events, about badRatio of them malformed.
 	Sample = sample.Sample
-	// NewGenerator returns a sample event generator.
+	// NewGenerator returns a sample event generator (a *sample.Generator).
 	NewGenerator = sample.NewGenerator
 	// LiveClock stamps events with the current time.
 	LiveClock = sample.LiveClock

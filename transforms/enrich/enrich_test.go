@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func init() {
@@ -29,14 +30,14 @@ const (
 func events() parse.EventBatch {
 	return parse.EventBatch{
 		Source: offsets.Range{Topic: "t", Partition: 0, Start: 7, End: 9},
-		Rows:   []parse.Event{{KafkaTopic: "t", KafkaOffset: 7}, {KafkaTopic: "t", KafkaOffset: 8}},
+		Rows:   []tables.BronzeEvent{{KafkaTopic: "t", KafkaOffset: 7}, {KafkaTopic: "t", KafkaOffset: 8}},
 	}
 }
 
 func deadLetters() parse.DeadLetterBatch {
 	return parse.DeadLetterBatch{
 		Source: offsets.Range{Topic: "t", Partition: 0, Start: 7, End: 8},
-		Rows:   []parse.DeadLetter{{Error: "not_json: x", KafkaTopic: "t", KafkaOffset: 7}},
+		Rows:   []tables.DeadLetter{{Error: "not_json: x", KafkaTopic: "t", KafkaOffset: 7}},
 	}
 }
 

@@ -13,32 +13,23 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/haade/haade/transforms/silver"
 	"github.com/haade/haade/transforms/tables"
 )
 
 func init() {
 	beam.RegisterType(reflect.TypeOf(DayRows{}))
-	register.Function2x0[DayRows, func(SourceDaily)](sourceDaily)
-	register.Emitter1[SourceDaily]()
-	register.DoFn2x0[DayRows, func(TrendingTerm)](&trendingFn{})
-	register.Emitter1[TrendingTerm]()
+	register.Function2x0[DayRows, func(tables.SourceDaily)](sourceDaily)
+	register.Emitter1[tables.SourceDaily]()
+	register.DoFn2x0[DayRows, func(tables.TrendingTerm)](&trendingFn{})
+	register.Emitter1[tables.TrendingTerm]()
 }
-
-// SourceDaily and TrendingTerm are the rows of lakehouse.gold_source_daily
-// and lakehouse.gold_trending_terms, defined by the table layer
-// (transforms/tables).
-type (
-	SourceDaily  = tables.SourceDaily
-	TrendingTerm = tables.TrendingTerm
-)
 
 // DayRows holds every silver row of one event day: the batch type that
 // snapshots.ReadDayBatches fills, one per day that new silver snapshots
 // touch (snapshots.TouchedDays).
 type DayRows struct {
 	Day  int64 // days since the epoch
-	Rows []silver.Event
+	Rows []tables.SilverEvent
 }
 
 const (
@@ -46,25 +37,25 @@ const (
 )
 
 // SourceDailyCounts counts PCollection<DayRows> per source and returns
-// PCollection<SourceDaily>.
+// PCollection<tables.SourceDaily>.
 func SourceDailyCounts(s beam.Scope, days beam.PCollection) beam.PCollection {
 	s = s.Scope("gold.SourceDaily")
 	return beam.ParDo(s, sourceDaily, days)
 }
 
-func sourceDaily(d DayRows, emit func(SourceDaily)) {
+func sourceDaily(d DayRows, emit func(tables.SourceDaily)) {
 	counts := map[string]int64{}
 	for _, r := range d.Rows {
 		counts[r.Source]++
 	}
 	for src, n := range counts {
-		emit(SourceDaily{Day: int32(d.Day), Source: src, Events: n})
+		emit(tables.SourceDaily{Day: int32(d.Day), Source: src, Events: n})
 	}
 }
 
 // TrendingTerms ranks the terms of the titles of each hour of
 // PCollection<DayRows> and returns the top n of each hour, as
-// PCollection<TrendingTerm>. Ties are broken by term, so the result does not
+// PCollection<tables.TrendingTerm>. Ties are broken by term, so the result does not
 // depend on row order. Default n: 10.
 func TrendingTerms(s beam.Scope, days beam.PCollection, n int) beam.PCollection {
 	s = s.Scope("gold.TrendingTerms")
@@ -76,7 +67,7 @@ func TrendingTerms(s beam.Scope, days beam.PCollection, n int) beam.PCollection 
 
 type trendingFn struct{ Top int }
 
-func (f *trendingFn) ProcessElement(d DayRows, emit func(TrendingTerm)) {
+func (f *trendingFn) ProcessElement(d DayRows, emit func(tables.TrendingTerm)) {
 	perHour := map[int64]map[string]int64{}
 	for _, r := range d.Rows {
 		h := r.Timestamp / hourMicros * hourMicros
@@ -103,7 +94,7 @@ func (f *trendingFn) ProcessElement(d DayRows, emit func(TrendingTerm)) {
 			return all[i].term < all[j].term
 		})
 		for i := 0; i < len(all) && i < f.Top; i++ {
-			emit(TrendingTerm{Hour: h, Rank: int32(i + 1), Term: all[i].term, Mentions: all[i].n})
+			emit(tables.TrendingTerm{Hour: h, Rank: int32(i + 1), Term: all[i].term, Mentions: all[i].n})
 		}
 	}
 }

@@ -21,6 +21,19 @@ func (r Range) String() string {
 	return fmt.Sprintf("%s/%d[%d,%d)", r.Topic, r.Partition, r.Start, r.End)
 }
 
+// AppendRange adds r to rs, merged into a range of rs that it continues
+// (one of the same partition that ends where r starts), else appended: the
+// ranges of a window's batches, kept short.
+func AppendRange(rs []Range, r Range) []Range {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rs[i].Topic == r.Topic && rs[i].Partition == r.Partition && rs[i].End == r.Start {
+			rs[i].End = r.End
+			return rs
+		}
+	}
+	return append(rs, r)
+}
+
 // Offsets maps topic -> partition -> the next offset to read. Its JSON
 // form (Encode, Decode) is {"topic": {"partition": next}}, the value of
 // the snapshot summary key haade.kafka.offsets.
@@ -58,6 +71,17 @@ func (o Offsets) Max(other Offsets) {
 			if cur, ok := o.Next(t, p); !ok || v > cur {
 				o.Set(t, p, v)
 			}
+		}
+	}
+}
+
+// Advance raises each partition that rs covers to at least the end of its
+// ranges there: the offsets once the ranges are read. It never moves a
+// partition back.
+func (o Offsets) Advance(rs ...Range) {
+	for _, r := range rs {
+		if cur, ok := o.Next(r.Topic, r.Partition); !ok || r.End > cur {
+			o.Set(r.Topic, r.Partition, r.End)
 		}
 	}
 }

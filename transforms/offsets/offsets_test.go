@@ -68,3 +68,27 @@ func TestMinMaxAheadBehind(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
+
+func TestAdvance(t *testing.T) {
+	rng := func(topic string, p int32, start, end int64) Range {
+		return Range{Topic: topic, Partition: p, Start: start, End: end}
+	}
+	o := Offsets{"t": {0: 10, 1: 20}}
+	o.Advance(rng("t", 0, 10, 15), rng("t", 0, 15, 18), rng("t", 1, 5, 8), rng("t", 2, 0, 4), rng("u", 0, 3, 4))
+	want := Offsets{"t": {0: 18, 1: 20, 2: 4}, "u": {0: 4}} // never backwards
+	if diff := cmp.Diff(want, o); diff != "" {
+		t.Errorf("Advance (-want +got):\n%s", diff)
+	}
+}
+
+func TestAppendRange(t *testing.T) {
+	rng := func(p int32, start, end int64) Range { return Range{Topic: "t", Partition: p, Start: start, End: end} }
+	var rs []Range
+	for _, r := range []Range{rng(0, 0, 5), rng(1, 0, 2), rng(0, 5, 9), rng(0, 12, 14), rng(1, 2, 3)} {
+		rs = AppendRange(rs, r)
+	}
+	want := []Range{rng(0, 0, 9), rng(1, 0, 3), rng(0, 12, 14)}
+	if diff := cmp.Diff(want, rs); diff != "" {
+		t.Errorf("AppendRange (-want +got):\n%s", diff)
+	}
+}

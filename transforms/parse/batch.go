@@ -14,19 +14,11 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*DeadLetterBatch)(nil)).Elem())
 }
 
-// Event and DeadLetter are the rows of lakehouse.bronze_events and
-// lakehouse.bronze_events_dlq, defined by the table layer (transforms/tables);
-// parse produces them.
-type (
-	Event      = tables.BronzeEvent
-	DeadLetter = tables.DeadLetter
-)
-
 // EventBatch holds the events parsed from one Kafka batch, with the range
 // of offsets that batch covered.
 type EventBatch struct {
 	Source offsets.Range
-	Rows   []Event
+	Rows   []tables.BronzeEvent
 	// KafkaMinMs and KafkaMaxMs bound the Kafka timestamps of the batch.
 	KafkaMinMs, KafkaMaxMs int64
 }
@@ -49,7 +41,7 @@ func (b EventBatch) WithIngestedAt(us int64) any {
 // range of offsets that batch covered.
 type DeadLetterBatch struct {
 	Source offsets.Range
-	Rows   []DeadLetter
+	Rows   []tables.DeadLetter
 	// KafkaMinMs and KafkaMaxMs bound the Kafka timestamps of the batch.
 	KafkaMinMs, KafkaMaxMs int64
 }

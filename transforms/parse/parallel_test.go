@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // A batch large enough to be parsed on several goroutines gives the same
@@ -40,7 +41,7 @@ func TestParseBatchSplitKeepsOrder(t *testing.T) {
 				b.Records = append(b.Records, rec)
 			}
 			eb, db := ParseBatch(b)
-			rows := make([]Event, n)
+			rows := make([]tables.BronzeEvent, n)
 			m, dead := parseRecords(b, 0, n, rows)
 			if diff := cmp.Diff(rows[:m], eb.Rows); diff != "" {
 				t.Errorf("events (-one goroutine +split):\n%s", diff)

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func init() {
@@ -83,7 +84,7 @@ const parallelMin = 1024
 // than one.
 func ParseBatch(b offsets.Batch) (EventBatch, DeadLetterBatch) {
 	n := len(b.Records)
-	rows := make([]Event, n)
+	rows := make([]tables.BronzeEvent, n)
 	k := min(runtime.GOMAXPROCS(0), n/parallelMin)
 	if k <= 1 {
 		m, dead := parseRecords(b, 0, n, rows)
@@ -93,7 +94,7 @@ func ParseBatch(b offsets.Batch) (EventBatch, DeadLetterBatch) {
 	// of each chunk are then moved down behind those of the chunks before
 	// it, which moves nothing when no record of a chunk was a dead letter.
 	counts := make([]int, k)
-	deads := make([][]DeadLetter, k)
+	deads := make([][]tables.DeadLetter, k)
 	var wg sync.WaitGroup
 	for i := range k {
 		lo, hi := i*n/k, (i+1)*n/k
@@ -116,9 +117,9 @@ func ParseBatch(b offsets.Batch) (EventBatch, DeadLetterBatch) {
 
 // parseRecords parses records [lo, hi) of b: the events go to rows, in
 // order, and their count is returned with the dead letters.
-func parseRecords(b offsets.Batch, lo, hi int, rows []Event) (int, []DeadLetter) {
+func parseRecords(b offsets.Batch, lo, hi int, rows []tables.BronzeEvent) (int, []tables.DeadLetter) {
 	m := 0
-	var dead []DeadLetter
+	var dead []tables.DeadLetter
 	for i := lo; i < hi; i++ {
 		rec := &b.Records[i]
 		ev, dl, ok := Row(b.Topic, b.Partition, rec, rec.Value)

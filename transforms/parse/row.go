@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // Tombstone is the reason of a record with no value at all (a tombstone):
@@ -52,23 +53,23 @@ func KafkaTime(ms int64) *int64 {
 // Every parser of Kafka records calls it: ParseBatch (bronze's parse.Events),
 // registryio.ParseBatch, and the benchmark's pure-Go loop, so the same
 // record makes the same row whichever path it takes.
-func Row(topic string, partition int32, rec *offsets.Record, value []byte) (Event, DeadLetter, bool) {
+func Row(topic string, partition int32, rec *offsets.Record, value []byte) (tables.BronzeEvent, tables.DeadLetter, bool) {
 	if rec.Null {
-		return Event{}, DeadLetterOf(topic, partition, rec, TombstoneReason), false
+		return tables.BronzeEvent{}, DeadLetterOf(topic, partition, rec, TombstoneReason), false
 	}
 	f, err := ParseEvent(value)
 	if err != nil {
-		return Event{}, DeadLetterOf(topic, partition, rec, fmt.Sprintf("%s: %v", Reason(err), err)), false
+		return tables.BronzeEvent{}, DeadLetterOf(topic, partition, rec, fmt.Sprintf("%s: %v", Reason(err), err)), false
 	}
-	return Event{Source: f.Source, Title: f.Title, Timestamp: f.Timestamp, Extra: f.Extra,
+	return tables.BronzeEvent{Source: f.Source, Title: f.Title, Timestamp: f.Timestamp, Extra: f.Extra,
 		KafkaTopic: topic, KafkaPartition: partition, KafkaOffset: rec.Offset, KafkaTimestamp: KafkaTime(rec.Timestamp),
-		KafkaKey: rec.Key, KafkaHeaders: rec.Headers, KafkaTimestampType: TimestampType(rec.TimestampType)}, DeadLetter{}, true
+		KafkaKey: rec.Key, KafkaHeaders: rec.Headers, KafkaTimestampType: TimestampType(rec.TimestampType)}, tables.DeadLetter{}, true
 }
 
 // DeadLetterOf is the dead letter of rec with reason ("class: detail"): its
 // original bytes (null for a tombstone, empty for an empty value) and its
 // Kafka columns, the key of a tombstone included.
-func DeadLetterOf(topic string, partition int32, rec *offsets.Record, reason string) DeadLetter {
+func DeadLetterOf(topic string, partition int32, rec *offsets.Record, reason string) tables.DeadLetter {
 	var payload []byte
 	if !rec.Null {
 		payload = rec.Value
@@ -76,7 +77,7 @@ func DeadLetterOf(topic string, partition int32, rec *offsets.Record, reason str
 			payload = []byte{}
 		}
 	}
-	return DeadLetter{Payload: payload, Error: reason,
+	return tables.DeadLetter{Payload: payload, Error: reason,
 		KafkaTopic: topic, KafkaPartition: partition, KafkaOffset: rec.Offset, KafkaTimestamp: KafkaTime(rec.Timestamp),
 		KafkaKey: rec.Key, KafkaHeaders: rec.Headers, KafkaTimestampType: TimestampType(rec.TimestampType)}
 }

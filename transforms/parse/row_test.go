@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/tables"
 )
 
 const okValue = `{"source": "news", "title": "t", "timestamp": "2026-05-19T10:00:00Z"}`
@@ -25,27 +26,27 @@ func TestRowKeepsKafkaColumns(t *testing.T) {
 	tests := []struct {
 		name   string
 		rec    offsets.Record
-		wantEv *parse.Event
-		wantDL *parse.DeadLetter
+		wantEv *tables.BronzeEvent
+		wantDL *tables.DeadLetter
 	}{
 		{"keyed event with headers, CreateTime",
 			offsets.Record{Offset: 7, Timestamp: 1000, Key: []byte("k1"), Value: []byte(okValue), Headers: headers, TimestampType: 0},
-			&parse.Event{Source: ptr("news"), Title: ptr("t"), Timestamp: 1_779_184_800_000_000, KafkaTopic: "t", KafkaPartition: 3, KafkaOffset: 7,
+			&tables.BronzeEvent{Source: ptr("news"), Title: ptr("t"), Timestamp: 1_779_184_800_000_000, KafkaTopic: "t", KafkaPartition: 3, KafkaOffset: 7,
 				KafkaTimestamp: ptr(int64(1_000_000)), KafkaKey: []byte("k1"), KafkaHeaders: headers, KafkaTimestampType: ptr("CreateTime")}, nil},
 		{"event, LogAppendTime, no key, no headers",
 			offsets.Record{Offset: 8, Timestamp: -1000, Value: []byte(okValue), TimestampType: 1},
-			&parse.Event{Source: ptr("news"), Title: ptr("t"), Timestamp: 1_779_184_800_000_000, KafkaTopic: "t", KafkaPartition: 3, KafkaOffset: 8,
+			&tables.BronzeEvent{Source: ptr("news"), Title: ptr("t"), Timestamp: 1_779_184_800_000_000, KafkaTopic: "t", KafkaPartition: 3, KafkaOffset: 8,
 				KafkaTimestamp: ptr(int64(-1_000_000)), KafkaTimestampType: ptr("LogAppendTime")}, nil},
 		{"no timestamp at all",
 			offsets.Record{Offset: 9, Timestamp: -1, Value: []byte(okValue), TimestampType: -1},
-			&parse.Event{Source: ptr("news"), Title: ptr("t"), Timestamp: 1_779_184_800_000_000, KafkaTopic: "t", KafkaPartition: 3, KafkaOffset: 9}, nil},
+			&tables.BronzeEvent{Source: ptr("news"), Title: ptr("t"), Timestamp: 1_779_184_800_000_000, KafkaTopic: "t", KafkaPartition: 3, KafkaOffset: 9}, nil},
 		{"keyed tombstone keeps its key",
 			offsets.Record{Offset: 10, Timestamp: 5, Key: []byte("debtor-4"), Null: true, Headers: headers[:1], TimestampType: 0},
-			nil, &parse.DeadLetter{Error: parse.TombstoneReason, KafkaTopic: "t", KafkaPartition: 3, KafkaOffset: 10,
+			nil, &tables.DeadLetter{Error: parse.TombstoneReason, KafkaTopic: "t", KafkaPartition: 3, KafkaOffset: 10,
 				KafkaTimestamp: ptr(int64(5000)), KafkaKey: []byte("debtor-4"), KafkaHeaders: headers[:1], KafkaTimestampType: ptr("CreateTime")}},
 		{"keyed malformed record",
 			offsets.Record{Offset: 11, Timestamp: 6, Key: []byte("k2"), Value: []byte(`{"source": 1}`), TimestampType: 1},
-			nil, &parse.DeadLetter{Payload: []byte(`{"source": 1}`), KafkaTopic: "t", KafkaPartition: 3, KafkaOffset: 11,
+			nil, &tables.DeadLetter{Payload: []byte(`{"source": 1}`), KafkaTopic: "t", KafkaPartition: 3, KafkaOffset: 11,
 				KafkaTimestamp: ptr(int64(6000)), KafkaKey: []byte("k2"), KafkaTimestampType: ptr("LogAppendTime")}},
 	}
 	for _, tc := range tests {

@@ -1,5 +1,6 @@
 package silver
 
+import "github.com/haade/haade/transforms/tables"
 import "time"
 
 // DayMicros is the length of a day in microseconds: an event's day is
@@ -42,7 +43,7 @@ func (d *Deduper) Seeded(day int64) bool { return d.days[day] }
 
 // Seed records the silver rows of one event day that the table already
 // holds, so that later rows with their keys are duplicates.
-func (d *Deduper) Seed(day int64, rows []Event) {
+func (d *Deduper) Seed(day int64, rows []tables.SilverEvent) {
 	for _, r := range rows {
 		k := key{r.Source, r.Title, r.Timestamp}
 		if prev, ok := d.seen[k]; !ok || r.IngestedAt < prev {
@@ -53,7 +54,7 @@ func (d *Deduper) Seed(day int64, rows []Event) {
 }
 
 // Keep reports whether r is kept (not a duplicate), and remembers it.
-func (d *Deduper) Keep(r Event) bool {
+func (d *Deduper) Keep(r tables.SilverEvent) bool {
 	k := key{r.Source, r.Title, r.Timestamp}
 	if prev, ok := d.seen[k]; ok && r.IngestedAt-prev <= d.horizon {
 		return false

@@ -20,17 +20,10 @@ func init() {
 	}
 }
 
-// Event and Reject are the rows of lakehouse.silver_events and
-// lakehouse.silver_rejects, defined by the table layer (transforms/tables).
-type (
-	Event  = tables.SilverEvent
-	Reject = tables.SilverReject
-)
-
 // Batch holds the silver rows made from one bronze snapshot.
 type Batch struct {
 	Source offsets.Range
-	Rows   []Event
+	Rows   []tables.SilverEvent
 }
 
 func (b Batch) Range() offsets.Range { return b.Source }
@@ -43,7 +36,7 @@ func (b Batch) RowOffset(int) int64 { return b.Source.End - 1 }
 // RejectBatch holds the rejects of one bronze snapshot.
 type RejectBatch struct {
 	Source offsets.Range
-	Rows   []Reject
+	Rows   []tables.SilverReject
 }
 
 func (b RejectBatch) Range() offsets.Range { return b.Source }
@@ -65,7 +58,7 @@ const futureSlack = 24 * time.Hour
 
 // Normalize turns one bronze row into a silver row, or says why it is
 // rejected.
-func Normalize(b tables.BronzeEvent, snapshot int64) (Event, string) {
+func Normalize(b tables.BronzeEvent, snapshot int64) (tables.SilverEvent, string) {
 	var src, title string
 	if b.Source != nil {
 		src = CanonicalSource(*b.Source)
@@ -75,14 +68,14 @@ func Normalize(b tables.BronzeEvent, snapshot int64) (Event, string) {
 	}
 	switch {
 	case src == "":
-		return Event{}, "missing source"
+		return tables.SilverEvent{}, "missing source"
 	case title == "":
-		return Event{}, "missing title"
+		return tables.SilverEvent{}, "missing title"
 	case b.Timestamp < earliest:
-		return Event{}, "timestamp before 2000-01-01"
+		return tables.SilverEvent{}, "timestamp before 2000-01-01"
 	case b.Timestamp > b.IngestedAt+futureSlack.Microseconds():
-		return Event{}, "timestamp more than a day after ingestion"
+		return tables.SilverEvent{}, "timestamp more than a day after ingestion"
 	}
-	return Event{Source: src, Title: title, Timestamp: b.Timestamp, IngestedAt: b.IngestedAt,
+	return tables.SilverEvent{Source: src, Title: title, Timestamp: b.Timestamp, IngestedAt: b.IngestedAt,
 		KafkaPartition: b.KafkaPartition, KafkaOffset: b.KafkaOffset, BronzeSnapshotID: snapshot, Extra: b.Extra}, ""
 }

@@ -34,16 +34,16 @@ func TestNormalize(t *testing.T) {
 	cases := []struct {
 		name   string
 		in     tables.BronzeEvent
-		want   Event
+		want   tables.SilverEvent
 		reason string
 	}{
 		{"clean", bronze(str("  Central  Bank "), str(" Rate \t cut  "), base, 1),
-			Event{Source: "central-bank", Title: "Rate cut", Timestamp: base, IngestedAt: base + 1, KafkaOffset: 1, BronzeSnapshotID: 7}, ""},
-		{"no source", bronze(nil, str("x"), base, 2), Event{}, "missing source"},
-		{"blank source", bronze(str("   "), str("x"), base, 3), Event{}, "missing source"},
-		{"no title", bronze(str("news"), nil, base, 4), Event{}, "missing title"},
-		{"ancient", bronze(str("news"), str("x"), 0, 5), Event{}, "timestamp before 2000-01-01"},
-		{"future", bronze(str("news"), str("x"), base+int64(48*time.Hour/time.Microsecond), 6), Event{}, "timestamp more than a day after ingestion"},
+			tables.SilverEvent{Source: "central-bank", Title: "Rate cut", Timestamp: base, IngestedAt: base + 1, KafkaOffset: 1, BronzeSnapshotID: 7}, ""},
+		{"no source", bronze(nil, str("x"), base, 2), tables.SilverEvent{}, "missing source"},
+		{"blank source", bronze(str("   "), str("x"), base, 3), tables.SilverEvent{}, "missing source"},
+		{"no title", bronze(str("news"), nil, base, 4), tables.SilverEvent{}, "missing title"},
+		{"ancient", bronze(str("news"), str("x"), 0, 5), tables.SilverEvent{}, "timestamp before 2000-01-01"},
+		{"future", bronze(str("news"), str("x"), base+int64(48*time.Hour/time.Microsecond), 6), tables.SilverEvent{}, "timestamp more than a day after ingestion"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,11 +76,11 @@ func TestFromBronze(t *testing.T) {
 	p, s := beam.NewPipelineWithRoot()
 	events, rejects := FromBronze(s, beam.CreateList(s, []tables.BronzeSnapshot{s1, s2}))
 	passert.Equals(s, events,
-		Batch{Source: s1.Range, Rows: []Event{
+		Batch{Source: s1.Range, Rows: []tables.SilverEvent{
 			{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + 1, KafkaOffset: 1, BronzeSnapshotID: 101},
 			{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + 2, KafkaOffset: 2, BronzeSnapshotID: 101},
 			{Source: "ft", Title: "C", Timestamp: base + 1, IngestedAt: base + 4, KafkaOffset: 4, BronzeSnapshotID: 101}}},
-		Batch{Source: s2.Range, Rows: []Event{
+		Batch{Source: s2.Range, Rows: []tables.SilverEvent{
 			{Source: "ft", Title: "D", Timestamp: base, IngestedAt: base + 6, KafkaOffset: 6, BronzeSnapshotID: 102}}})
 	passert.Sum(s, beam.ParDo(s, countRejects, rejects), "rejects, one batch per snapshot", 2, 1)
 	if err := ptest.Run(p); err != nil {
@@ -94,18 +94,18 @@ func TestDeduperSeedAndHorizon(t *testing.T) {
 	if d.Seeded(day) {
 		t.Fatal("a new Deduper has a seeded day")
 	}
-	d.Seed(day, []Event{{Source: "news", Title: "A", Timestamp: base, IngestedAt: base}})
+	d.Seed(day, []tables.SilverEvent{{Source: "news", Title: "A", Timestamp: base, IngestedAt: base}})
 	if !d.Seeded(day) {
 		t.Fatal("Seed did not mark the day")
 	}
 	cases := []struct {
-		row  Event
+		row  tables.SilverEvent
 		keep bool
 	}{
-		{Event{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + 1}, false},                                  // in the table
-		{Event{Source: "news", Title: "B", Timestamp: base, IngestedAt: base + 2}, true},                                   // new
-		{Event{Source: "news", Title: "B", Timestamp: base, IngestedAt: base + 3}, false},                                  // this run's
-		{Event{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + int64(2*time.Hour/time.Microsecond)}, true}, // past the horizon
+		{tables.SilverEvent{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + 1}, false},                                  // in the table
+		{tables.SilverEvent{Source: "news", Title: "B", Timestamp: base, IngestedAt: base + 2}, true},                                   // new
+		{tables.SilverEvent{Source: "news", Title: "B", Timestamp: base, IngestedAt: base + 3}, false},                                  // this run's
+		{tables.SilverEvent{Source: "news", Title: "A", Timestamp: base, IngestedAt: base + int64(2*time.Hour/time.Microsecond)}, true}, // past the horizon
 	}
 	for i, tc := range cases {
 		if got := d.Keep(tc.row); got != tc.keep {
@@ -120,16 +120,16 @@ func TestDedupForgetsKeysPastTheHorizon(t *testing.T) {
 	hour := int64(time.Hour / time.Microsecond)
 	var kept, most int
 	for h := int64(0); h < 240; h++ {
-		var rows []Event
+		var rows []tables.SilverEvent
 		for i := range perHour {
 			at := base + h*hour + int64(i)
 			title := fmt.Sprintf("h%d-%d", h, i)
 			rows = append(rows,
-				Event{Source: "news", Title: title, Timestamp: base, IngestedAt: at},
-				Event{Source: "news", Title: title, Timestamp: base, IngestedAt: at + 2*hour}, // within: dropped
+				tables.SilverEvent{Source: "news", Title: title, Timestamp: base, IngestedAt: at},
+				tables.SilverEvent{Source: "news", Title: title, Timestamp: base, IngestedAt: at + 2*hour}, // within: dropped
 			)
 			if h >= 10 { // the same key as ten hours ago: past the horizon, kept
-				rows = append(rows, Event{Source: "news", Title: fmt.Sprintf("h%d-%d", h-10, i), Timestamp: base, IngestedAt: at})
+				rows = append(rows, tables.SilverEvent{Source: "news", Title: fmt.Sprintf("h%d-%d", h-10, i), Timestamp: base, IngestedAt: at})
 			}
 		}
 		for _, r := range rows {

@@ -39,12 +39,12 @@ func (fromBronzeFn) ProcessElement(sr tables.BronzeSnapshot, good func(Batch), b
 		}
 		return a.KafkaOffset < b.KafkaOffset
 	})
-	eb := Batch{Source: sr.Range, Rows: make([]Event, 0, len(rows))}
+	eb := Batch{Source: sr.Range, Rows: make([]tables.SilverEvent, 0, len(rows))}
 	rb := RejectBatch{Source: sr.Range}
 	for _, r := range rows {
 		ev, reason := Normalize(r, sr.SnapshotID)
 		if reason != "" {
-			rb.Rows = append(rb.Rows, Reject{Source: r.Source, Title: r.Title, Timestamp: r.Timestamp, IngestedAt: r.IngestedAt,
+			rb.Rows = append(rb.Rows, tables.SilverReject{Source: r.Source, Title: r.Title, Timestamp: r.Timestamp, IngestedAt: r.IngestedAt,
 				KafkaPartition: r.KafkaPartition, KafkaOffset: r.KafkaOffset, BronzeSnapshotID: sr.SnapshotID, Reason: reason})
 			continue
 		}

@@ -9,10 +9,11 @@
 //	lakehouse.gold_source_daily  SourceDaily    identity(day)
 //	lakehouse.gold_trending_terms TrendingTerm  day(hour)
 //
-// Row types are plain structs with `iceberg` tags (see io/icebergio.SchemaOf
-// for the tag grammar); times are microseconds since the epoch, UTC. The
-// package is neutral: it imports no io package, so transforms produce and
-// consume these rows without the io stack, and io/icebergio opens a table
-// from its value (icebergio.TableOf). A pipeline that writes a table under
-// another name (a flag) takes the value with As, never a spec of its own.
+// Row types are plain structs with `iceberg` tags (see
+// io/icebergio/rows.SchemaOf for the tag grammar); times are microseconds
+// since the epoch, UTC. The package is neutral: it imports no io package, so
+// transforms produce and consume these rows without the io stack, and
+// io/icebergio opens a table from its value (icebergio.Open takes a Table).
+// A pipeline that writes a table under another name (a flag) takes the
+// value with As, never a spec of its own.
 package tables

@@ -7,7 +7,7 @@ import (
 )
 
 // A pipeline takes a table's value, under the identifier of its flag, and
-// opens it with icebergio.Open(ctx, cat, icebergio.TableOf(t), pipeline).
+// opens it with icebergio.Open(ctx, cat, t, pipeline).
 func Example() {
 	for _, t := range []tables.Table{tables.Bronze, tables.DeadLetters, tables.Silver.As("dev.silver_events"),
 		tables.SilverRejects, tables.GoldSourceDaily, tables.GoldTrendingTerms} {

@@ -2,16 +2,21 @@ package tables
 
 import "github.com/haade/haade/transforms/offsets"
 
-// Table is a HAADE table: where it lives, what a row is, how it is
-// partitioned.
+// Table is a table: where it lives, what a row is, how it is partitioned.
+// It is the one shape of a table, for HAADE's own (the values below) and
+// any other a pipeline writes: io/icebergio.Open and EnsureTable take it.
 type Table struct {
-	// Ident is the default identifier, "namespace.table".
+	// Ident is the identifier, "namespace.table" (for the values below,
+	// the default one). Namespace levels never contain dots.
 	Ident string
-	// Row is a zero value of the row struct.
+	// Row is a zero value of the row struct, whose fields carry `iceberg`
+	// tags (see io/icebergio/rows.SchemaOf).
 	Row any
-	// Partition lists the partition fields. Nil: unpartitioned.
+	// Partition lists the partition fields, e.g. {{"ingested_at", "day"}}.
+	// Nil: unpartitioned.
 	Partition []PartitionField
-	// Properties are table properties set when the table is created.
+	// Properties are table properties set when the table is created, over
+	// io/icebergio.DefaultProperties.
 	Properties map[string]string
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // Maintenance running over and over while a pipeline commits windows as
@@ -33,7 +34,7 @@ func TestMaintainConcurrentWithCommits(t *testing.T) {
 		Backoff: icebergio.Backoff{Initial: 5 * time.Millisecond, Max: 100 * time.Millisecond},
 	}
 	runs, compactions, attempts := 0, 0, 0
-	prev := icebergio.Offsets{}
+	prev := offsets.Offsets{}
 	for finished := false; !finished; {
 		select {
 		case err := <-done:
@@ -78,7 +79,7 @@ func TestMaintainConcurrentWithCommits(t *testing.T) {
 }
 
 // ahead reports whether o holds a position that other does not reach.
-func ahead(o, other icebergio.Offsets) bool {
+func ahead(o, other offsets.Offsets) bool {
 	for t, ps := range o {
 		for p, v := range ps {
 			if w, ok := other.Next(t, p); !ok || v > w {

@@ -24,6 +24,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // mRow is the row of the maintenance tests: nulls, binary and a
@@ -38,13 +40,13 @@ type mRow struct {
 }
 
 type mBatch struct {
-	r    icebergio.Range
+	r    offsets.Range
 	rows []mRow
 }
 
-func (b mBatch) Range() icebergio.Range { return b.r }
-func (b mBatch) RowSlice() any          { return b.rows }
-func (b mBatch) RowOffset(i int) int64  { return b.rows[i].Offset }
+func (b mBatch) Range() offsets.Range  { return b.r }
+func (b mBatch) RowSlice() any         { return b.rows }
+func (b mBatch) RowOffset(i int) int64 { return b.rows[i].Offset }
 
 const mTopic = "events"
 
@@ -60,8 +62,8 @@ type mEnv struct {
 	dir   string
 
 	mu      sync.Mutex
-	running map[string]icebergio.Offsets // pipeline -> offsets its committer holds
-	rows    []mRow                       // every row committed
+	running map[string]offsets.Offsets // pipeline -> offsets its committer holds
+	rows    []mRow                     // every row committed
 }
 
 func newMEnv(t *testing.T) *mEnv {
@@ -69,7 +71,7 @@ func newMEnv(t *testing.T) *mEnv {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	e := &mEnv{t: t, dir: dir, ident: "ns.t", running: map[string]icebergio.Offsets{},
+	e := &mEnv{t: t, dir: dir, ident: "ns.t", running: map[string]offsets.Offsets{},
 		cfg: icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}}
 	cat, err := e.cfg.Open(ctx)
 	if err != nil {
@@ -77,7 +79,7 @@ func newMEnv(t *testing.T) *mEnv {
 	}
 	t.Cleanup(func() { icebergio.CloseCatalog(cat) })
 	e.cat = cat
-	tbl := icebergio.Table{Ident: e.ident, Row: mRow{}, Partition: []icebergio.PartitionField{{Column: "partition", Transform: "identity"}}}
+	tbl := tables.Table{Ident: e.ident, Row: mRow{}, Partition: []tables.PartitionField{{Column: "partition", Transform: "identity"}}}
 	if _, err := icebergio.EnsureTable(ctx, cat, tbl); err != nil {
 		t.Fatal(err)
 	}
@@ -106,19 +108,19 @@ func rowsOf(topic string, p int32, start, end int64) []mRow {
 
 // write runs the real writer over n rows of each partition, as one bundle
 // of window w (1-based, 1s windows), and returns what the committer gets.
-func (e *mEnv) write(ctx context.Context, pipeline, topic string, w int, n int64, parts ...int32) (icebergio.WindowFiles, []mRow, error) {
+func (e *mEnv) write(ctx context.Context, pipeline, topic string, w int, n int64, parts ...int32) (icebergio.FileSet, []mRow, error) {
 	end := mBase.Add(time.Duration(w) * time.Second)
 	var rows []mRow
 	var batches []icebergio.Batch
 	for _, p := range parts {
 		start := int64(w-1) * n
-		b := mBatch{r: icebergio.Range{Topic: topic, Partition: p, Start: start, End: start + n}, rows: rowsOf(topic, p, start, start+n)}
+		b := mBatch{r: offsets.Range{Topic: topic, Partition: p, Start: start, End: start + n}, rows: rowsOf(topic, p, start, start+n)}
 		rows = append(rows, b.rows...)
 		batches = append(batches, b)
 	}
 	out, _, err := icebergio.WriteWindow(ctx, e.cfg, e.ident, pipeline, end, time.Second, batches...)
 	if err != nil {
-		return icebergio.WindowFiles{}, nil, err
+		return icebergio.FileSet{}, nil, err
 	}
 	return out, rows, nil
 }
@@ -134,7 +136,7 @@ func (e *mEnv) commitWindow(ctx context.Context, pipeline, topic string, w int, 
 	running := e.running[pipeline]
 	e.mu.Unlock()
 	rest, running, done, err := icebergio.CommitWindows(ctx, e.cat, e.ident, pipeline,
-		icebergio.Backoff{Initial: time.Millisecond, Max: 20 * time.Millisecond}, []icebergio.WindowFiles{wf}, running)
+		icebergio.Backoff{Initial: time.Millisecond, Max: 20 * time.Millisecond}, []icebergio.FileSet{wf}, running)
 	if err != nil {
 		return err
 	}
@@ -365,7 +367,7 @@ func TestExpireKeepsUnreadSnapshots(t *testing.T) {
 	}
 	// ns.down records that its pipeline "silver" reads ns.t's sequence 3 next.
 	ctx := context.Background()
-	down, err := icebergio.EnsureTable(ctx, e.cat, icebergio.Table{Ident: "ns.down", Row: mRow{}})
+	down, err := icebergio.EnsureTable(ctx, e.cat, tables.Table{Ident: "ns.down", Row: mRow{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +386,7 @@ func TestExpireKeepsUnreadSnapshots(t *testing.T) {
 	}
 	rec.Release()
 	defer rdr.Release()
-	read := icebergio.Offsets{}
+	read := offsets.Offsets{}
 	read.Set(icebergio.SourceTopic(e.ident), 0, 3)
 	tx := down.NewTransaction()
 	if err := tx.Append(ctx, rdr, iceberg.Properties{icebergio.SummaryPipeline: "silver", icebergio.SummaryOffsets: read.Encode()}); err != nil {
@@ -479,7 +481,7 @@ func contains(ss []string, s string) bool {
 
 // encode is the summary form of offsets (a JSON object), as the committer
 // writes it.
-func encode(o icebergio.Offsets) string {
+func encode(o offsets.Offsets) string {
 	b, _ := json.Marshal(o)
 	return string(b)
 }

@@ -62,7 +62,7 @@ func NewRowBuilder(mem memory.Allocator, sc *iceberg.Schema, row any) (*RowBuild
 func (r *RowBuilder) Schema() *arrow.Schema { return r.b.Schema() }
 
 // Append appends every row of rows, which must be a slice of the row type
-// (e.g. []parse.Event).
+// (e.g. []tables.BronzeEvent).
 func (r *RowBuilder) Append(rows any) error {
 	v := reflect.ValueOf(rows)
 	if v.Kind() != reflect.Slice || v.Type().Elem() != r.goType {

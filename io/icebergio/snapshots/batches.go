@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/transforms/offsets"
 )
 
 func init() {
@@ -64,7 +65,7 @@ func batchShapeOf(batch any) batchShape {
 			}
 			sh.rows, sh.row = i, f.Type.Elem()
 		case "Range":
-			sh.rng = want(f, reflect.TypeOf(icebergio.Range{}))
+			sh.rng = want(f, reflect.TypeOf(offsets.Range{}))
 		case "SnapshotID":
 			sh.snapshot = want(f, reflect.TypeOf(int64(0)))
 		case "Day":

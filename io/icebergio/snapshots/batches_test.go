@@ -70,13 +70,13 @@ func TestSnapshotBatchesAndReadDayBatches(t *testing.T) {
 	ctx := context.Background()
 	cfg, _ := icebergtest.Catalog(t)
 	const ident = "lakehouse.silver_events"
-	sink, err := icebergio.Open(ctx, cfg, icebergio.TableOf(tables.Silver), "test")
+	sink, err := icebergio.Open(ctx, cfg, tables.Silver, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	day := time.Date(2026, 5, 19, 0, 0, 0, 0, time.UTC)
 	at := func(h int) int64 { return day.Add(time.Duration(h) * time.Hour).UnixMicro() }
-	for i, rows := range [][]silver.Event{
+	for i, rows := range [][]tables.SilverEvent{
 		{{Source: "news", Title: "A", Timestamp: at(1)}, {Source: "news", Title: "B", Timestamp: at(30)}},
 		{{Source: "ft", Title: "C", Timestamp: at(2)}},
 	} {
@@ -134,11 +134,11 @@ func TestBatchTypesAreCheckedAtConstruction(t *testing.T) {
 func TestOverwriteDaysRefusesUnbounded(t *testing.T) {
 	ctx := context.Background()
 	cfg, _ := icebergtest.Catalog(t)
-	out, err := icebergio.Open(ctx, cfg, icebergio.TableOf(tables.GoldSourceDaily), "test")
+	out, err := icebergio.Open(ctx, cfg, tables.GoldSourceDaily, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := icebergio.Open(ctx, cfg, icebergio.TableOf(tables.Silver), "test"); err != nil {
+	if _, err := icebergio.Open(ctx, cfg, tables.Silver, "test"); err != nil {
 		t.Fatal(err)
 	}
 	build := func(bounded bool) (err error) {

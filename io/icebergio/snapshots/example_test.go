@@ -13,6 +13,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/snapshots"
+	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // TestMain runs the example's pipelines on Prism (ptest's default), in
@@ -29,13 +31,13 @@ type Reading struct {
 // Readings is a batch of Readings from offsets [Src.Start, Src.End) of one
 // source partition: what icebergio.Write takes.
 type Readings struct {
-	Src  icebergio.Range
+	Src  offsets.Range
 	Rows []Reading
 }
 
-func (b Readings) Range() icebergio.Range { return b.Src }
-func (b Readings) RowSlice() any          { return b.Rows }
-func (b Readings) RowOffset(i int) int64  { return b.Rows[i].Offset }
+func (b Readings) Range() offsets.Range  { return b.Src }
+func (b Readings) RowSlice() any         { return b.Rows }
+func (b Readings) RowOffset(i int) int64 { return b.Rows[i].Offset }
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*Readings)(nil)).Elem())
@@ -53,22 +55,22 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 	cat := icebergio.CatalogConfig{URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
-	src := icebergio.Table{Ident: "lab.readings", Row: Reading{}}
+	src := tables.Table{Ident: "lab.readings", Row: Reading{}}
 	sink, err := icebergio.Open(ctx, cat, src, "writer")
 	if err != nil {
 		panic(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
 	batches := beam.CreateList(s, []Readings{{
-		Src:  icebergio.Range{Topic: "sensors", Partition: 0, Start: 0, End: 3},
+		Src:  offsets.Range{Topic: "sensors", Partition: 0, Start: 0, End: 3},
 		Rows: []Reading{{"a", 1.5, 0}, {"b", 2.5, 1}, {"a", 3.5, 2}},
 	}})
-	icebergio.Write(s, sink, icebergio.Offsets{"sensors": {0: 0}}, batches)
+	icebergio.Write(s, sink, offsets.Offsets{"sensors": {0: 0}}, batches)
 	if err := ptest.Run(p); err != nil {
 		panic(err)
 	}
 
-	down, err := icebergio.Open(ctx, cat, icebergio.Table{Ident: "lab.copy", Row: Reading{}}, "copier")
+	down, err := icebergio.Open(ctx, cat, tables.Table{Ident: "lab.copy", Row: Reading{}}, "copier")
 	if err != nil {
 		panic(err)
 	}

@@ -33,11 +33,11 @@ func init() {
 
 // SnapshotRows is the element that ReadSnapshots emits: the rows that one
 // append snapshot of the source table added, as an Arrow IPC stream. Its
-// icebergio.Range covers the sequence numbers from the previous append snapshot read
+// Range covers the sequence numbers from the previous append snapshot read
 // (exclusive) to this one (inclusive), so the ranges tile and a downstream
 // icebergio.Write records "every snapshot up to here is processed".
 type SnapshotRows struct {
-	Range      icebergio.Range
+	Range      offsets.Range
 	SnapshotID int64
 	Rows       int64
 	IPC        []byte
@@ -197,7 +197,7 @@ func (f *snapshotsFn) read(ctx context.Context, start, end int64, claim func(any
 		if !claim(snap.SequenceNumber) {
 			return -1, nil
 		}
-		out := SnapshotRows{Range: icebergio.Range{Topic: icebergio.SourceTopic(f.Ident), Start: next, End: snap.SequenceNumber + 1}, SnapshotID: snap.SnapshotID}
+		out := SnapshotRows{Range: offsets.Range{Topic: icebergio.SourceTopic(f.Ident), Start: next, End: snap.SequenceNumber + 1}, SnapshotID: snap.SnapshotID}
 		if m, err := rows.PromotedMembers(tbl); err != nil {
 			return 0, err
 		} else if len(m) > 0 {
@@ -302,9 +302,9 @@ func (t *splitAtPosition) IsBounded() bool {
 // (docs/DESIGN.md decision 3, with snapshot sequence numbers for offsets), and
 // when bounded ends at the table's current snapshot. It returns the Source
 // and the start offsets to pass to icebergio.Write.
-func ResumeSource(ctx context.Context, cat icebergio.CatalogConfig, ident string, bounded bool, sinks ...*icebergio.Sink) (Source, icebergio.Offsets, error) {
+func ResumeSource(ctx context.Context, cat icebergio.CatalogConfig, ident string, bounded bool, sinks ...*icebergio.Sink) (Source, offsets.Offsets, error) {
 	topic := icebergio.SourceTopic(ident)
-	var sets []icebergio.Offsets
+	var sets []offsets.Offsets
 	for _, k := range sinks {
 		sets = append(sets, k.Committed)
 	}
@@ -320,7 +320,7 @@ func ResumeSource(ctx context.Context, cat icebergio.CatalogConfig, ident string
 		}
 		src.Bounded, src.Until = true, max(cur, after)
 	}
-	start := icebergio.Offsets{}
+	start := offsets.Offsets{}
 	start.Set(topic, 0, after+1)
 	return src, start, nil
 }

@@ -19,14 +19,6 @@ import (
 	"github.com/haade/haade/transforms/tables"
 )
 
-// EventsTable and DeadLetterTable are the two tables of the table layer
-// (tables.Bronze, tables.DeadLetters) under the identifiers of the flags.
-func EventsTable(ident string) icebergio.Table { return icebergio.TableOf(tables.Bronze.As(ident)) }
-
-func DeadLetterTable(ident string) icebergio.Table {
-	return icebergio.TableOf(tables.DeadLetters.As(ident))
-}
-
 // Plan is what Build found out before wiring: the partitions and where
 // each one starts.
 type Plan struct {
@@ -35,7 +27,7 @@ type Plan struct {
 	DeadLetter *icebergio.Sink
 	// Start and End are the offsets the read starts at and, for a
 	// bounded read, ends at.
-	Start, End icebergio.Offsets
+	Start, End offsets.Offsets
 }
 
 // Build prepares the tables, plans the Kafka read from their offsets, and
@@ -52,11 +44,11 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	if cfg.Bounded {
 		opts = append(opts, icebergio.Bounded())
 	}
-	events, err := icebergio.Open(ctx, cfg.Catalog, EventsTable(cfg.Table), cfg.Pipeline, opts...)
+	events, err := icebergio.Open(ctx, cfg.Catalog, tables.Bronze.As(cfg.Table), cfg.Pipeline, opts...)
 	if err != nil {
 		return nil, CatalogError(err)
 	}
-	dead, err := icebergio.Open(ctx, cfg.Catalog, DeadLetterTable(cfg.DLQTable), cfg.Pipeline, opts...)
+	dead, err := icebergio.Open(ctx, cfg.Catalog, tables.DeadLetters.As(cfg.DLQTable), cfg.Pipeline, opts...)
 	if err != nil {
 		return nil, CatalogError(err)
 	}
@@ -88,7 +80,7 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--brokers=%s: %w", strings.Join(cfg.Kafka.Brokers, ","), err)
 	}
-	start, end := icebergio.Offsets{}, icebergio.Offsets{}
+	start, end := offsets.Offsets{}, offsets.Offsets{}
 	for _, p := range parts {
 		start.Set(cfg.Kafka.Topic, p.ID, p.Start)
 		if p.End != math.MaxInt64 {

@@ -18,6 +18,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -51,7 +52,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 }
 
 func build(ctx context.Context, s beam.Scope, cfg Config) error {
-	out, err := icebergio.Open(ctx, cfg.Catalog, icebergio.TableOf(sourceHourly.As(cfg.Table)), "sourcecounts")
+	out, err := icebergio.Open(ctx, cfg.Catalog, sourceHourly.As(cfg.Table), "sourcecounts")
 	if err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
 	}
-	progress := icebergio.Offsets{}
+	progress := offsets.Offsets{}
 	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
 
 	days := snapshots.TouchedDays(s, snapshots.ReadSnapshots(s, src), tables.BronzeEvent{}, "ingested_at")

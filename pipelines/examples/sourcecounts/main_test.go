@@ -96,8 +96,8 @@ func appendBronze(t *testing.T, cfg Config, rows ...tables.BronzeEvent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := icebergio.EnsureTable(ctx, cat, icebergio.Table{Ident: cfg.Source, Row: tables.BronzeEvent{},
-		Partition: []icebergio.PartitionField{{Column: "ingested_at", Transform: "day"}}})
+	tbl, err := icebergio.EnsureTable(ctx, cat, tables.Table{Ident: cfg.Source, Row: tables.BronzeEvent{},
+		Partition: []tables.PartitionField{{Column: "ingested_at", Transform: "day"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
