@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/haade/haade/internal/flagenv"
 )
 
 // Command parses the command line of a pipeline called name: its flags,
@@ -39,7 +40,7 @@ func ToolFlagSet(name string) *flag.FlagSet {
 // do, without printing: for tests.
 func ParseConfig[C any](fs *flag.FlagSet, args []string, getenv func(string) string, flags func(*flag.FlagSet) func() (C, error)) (C, error) {
 	cfg := flags(fs)
-	if err := Parse(fs, args, getenv); err != nil {
+	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		var zero C
 		return zero, err
 	}
@@ -49,7 +50,7 @@ func ParseConfig[C any](fs *flag.FlagSet, args []string, getenv func(string) str
 func parseCommand[C any](fs *flag.FlagSet, name string, args []string, getenv func(string) string, stdout, stderr io.Writer,
 	flags func(*flag.FlagSet) func() (C, error), init func()) (cfg C, code int, ok bool) {
 	config := flags(fs)
-	if err := Parse(fs, args, getenv); err != nil {
+	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "usage: %s [flags]; every flag can also be set as HAADE_<FLAG>\n", name)
 			Usage(stdout, fs)

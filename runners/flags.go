@@ -1,13 +1,12 @@
 package runners
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
-	"time"
+
+	"github.com/haade/haade/internal/flagenv"
 )
 
 // NewFlagSet returns a flag set that already holds Beam's own flags
@@ -40,81 +39,6 @@ func String(fs *flag.FlagSet, name, def, usage string) func() string {
 		f.Usage = usage
 	}
 	return func() string { return fs.Lookup(name).Value.String() }
-}
-
-// Parse parses args into fs, then sets every flag that args did not set
-// from the environment variable HAADE_<NAME> (upper case, dashes as
-// underscores), read through getenv. An error names the flag, in one line.
-// Afterwards fs.Visit visits every flag given, by argument or environment.
-var badValue = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for flag -([^:]+): (.*)$`)
-
-func Parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		if m := badValue.FindStringSubmatch(err.Error()); m != nil {
-			// The flag package says `invalid value "abc" for flag -x: parse
-			// error`; name the flag as it is written, first, and what it
-			// wants when the flag package only says "parse error".
-			if w := wants(fs.Lookup(m[2])); w != "" {
-				return fmt.Errorf("--%s=%s: %s", m[2], m[1], w)
-			}
-			return fmt.Errorf("--%s=%s: %s", m[2], m[1], m[3])
-		}
-		return errors.New(strings.ReplaceAll(err.Error(), "flag provided but not defined: -", "unknown flag --"))
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags are --name=value)", fs.Arg(0))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil {
-			return
-		}
-		env := EnvName(f.Name)
-		if v := getenv(env); v != "" {
-			// fs.Set, not f.Value.Set: a flag set from the environment is
-			// set, for fs.Visit, as one given on the command line is.
-			if e := fs.Set(f.Name, v); e != nil {
-				if w := wants(f); w != "" {
-					e = errors.New(w)
-				}
-				err = fmt.Errorf("invalid value %q for --%s from $%s: %v", v, f.Name, env, e)
-			}
-		}
-	})
-	return err
-}
-
-// wants says what kind of value f takes, for the message about a value it
-// could not parse; "" when its type says nothing more than its own error.
-func wants(f *flag.Flag) string {
-	if f == nil {
-		return ""
-	}
-	g, ok := f.Value.(flag.Getter)
-	if !ok {
-		return ""
-	}
-	switch g.Get().(type) {
-	case time.Duration:
-		return "want a duration such as 10s, 1m30s or 2h"
-	case bool:
-		return "want true or false"
-	case int, int64, uint, uint64:
-		return "want a whole number"
-	case float64:
-		return "want a number"
-	}
-	return ""
-}
-
-// EnvName is the environment variable that sets a flag: HAADE_<NAME>.
-func EnvName(flagName string) string {
-	return "HAADE_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(flagName))
 }
 
 // Usage writes the flag set's flags to w: HAADE's first, then, under a
@@ -150,7 +74,7 @@ func Markdown(w io.Writer, fs *flag.FlagSet) {
 		if f.DefValue != "" {
 			def = "`" + f.DefValue + "`"
 		}
-		fmt.Fprintf(w, "| `--%s` | %s | `%s` | %s |\n", f.Name, def, EnvName(f.Name), cell.Replace(f.Usage))
+		fmt.Fprintf(w, "| `--%s` | %s | `%s` | %s |\n", f.Name, def, flagenv.EnvName(f.Name), cell.Replace(f.Usage))
 	}
 }
 

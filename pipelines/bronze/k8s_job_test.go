@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"github.com/haade/haade/pipelines/bronze/bronze"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/internal/flagenv"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"github.com/haade/haade/runners"
 	"gopkg.in/yaml.v3"
 )
@@ -184,7 +185,7 @@ func TestKubernetesSubmitJob(t *testing.T) {
 	names := map[string]bool{}
 	fs := runners.NewFlagSet("bronze")
 	bronze.Flags(fs)
-	fs.VisitAll(func(f *flag.Flag) { names[runners.EnvName(f.Name)] = true })
+	fs.VisitAll(func(f *flag.Flag) { names[flagenv.EnvName(f.Name)] = true })
 	for k := range env {
 		if strings.HasPrefix(k, "HAADE_") && !names[k] && !k8sSecretEnv[k] {
 			t.Errorf("environment variable %s sets no flag of bronze", k)

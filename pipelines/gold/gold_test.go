@@ -13,6 +13,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/haade/haade/internal/flagenv"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
@@ -43,7 +45,7 @@ func runGold(t *testing.T, cat icebergio.CatalogConfig) {
 	t.Helper()
 	fs := runners.NewFlagSet("gold")
 	mk := flags(fs)
-	if err := runners.Parse(fs, []string{"--catalog-uri=" + cat.URI, "--warehouse=" + cat.Warehouse, "--top-terms=2"}, func(string) string { return "" }); err != nil {
+	if err := flagenv.Parse(fs, []string{"--catalog-uri=" + cat.URI, "--warehouse=" + cat.Warehouse, "--top-terms=2"}, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := mk()

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haade/haade/internal/flagenv"
 	"github.com/haade/haade/testing/flagsdoc"
 )
 
@@ -20,7 +21,7 @@ func TestParseEnv(t *testing.T) {
 	env := map[string]string{"HAADE_S3_ENDPOINT": "http://minio:9000", "HAADE_BUCKET": "from-env", "HAADE_CHECK_WRITABLE": "false"}
 	fs := flag.NewFlagSet("mkbucket", flag.ContinueOnError)
 	opts := flags(fs)
-	if err := parse(fs, []string{"--bucket=from-flag"}, func(k string) string { return env[k] }); err != nil {
+	if err := flagenv.Parse(fs, []string{"--bucket=from-flag"}, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
 	o, err := opts()
@@ -33,14 +34,14 @@ func TestParseEnv(t *testing.T) {
 
 	fs = flag.NewFlagSet("mkbucket", flag.ContinueOnError)
 	flags(fs)
-	err = parse(fs, nil, func(k string) string { return map[string]string{"HAADE_TIMEOUT": "ten"}[k] })
+	err = flagenv.Parse(fs, nil, func(k string) string { return map[string]string{"HAADE_TIMEOUT": "ten"}[k] })
 	if err == nil || !strings.Contains(err.Error(), "--timeout") || !strings.Contains(err.Error(), "$HAADE_TIMEOUT") {
 		t.Errorf("HAADE_TIMEOUT=ten: error %v, want one naming --timeout and $HAADE_TIMEOUT", err)
 	}
 
 	fs = flag.NewFlagSet("mkbucket", flag.ContinueOnError)
 	opts = flags(fs)
-	if err := parse(fs, nil, func(string) string { return "" }); err != nil {
+	if err := flagenv.Parse(fs, nil, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := opts(); err == nil || !strings.Contains(err.Error(), "--s3-endpoint") {

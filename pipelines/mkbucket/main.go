@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/haade/haade/internal/flagenv"
 	"github.com/haade/haade/io/s3io"
 )
 
@@ -67,34 +68,10 @@ func flags(fs *flag.FlagSet) func() (options, error) {
 	}
 }
 
-// parse parses args into fs, then sets each flag that args did not set
-// from HAADE_<FLAG> (upper case, dashes as underscores), as every HAADE
-// command does (runners.Parse, which this small command does not link).
-func parse(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags are --name=value)", fs.Arg(0))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
-	fs.VisitAll(func(f *flag.Flag) {
-		env := "HAADE_" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(f.Name))
-		if v := getenv(env); v != "" && !set[f.Name] && err == nil {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("invalid value %q for --%s from $%s: %v", v, f.Name, env, e)
-			}
-		}
-	})
-	return err
-}
-
 func main() {
 	fs := flag.NewFlagSet("mkbucket", flag.ExitOnError)
 	opts := flags(fs)
-	err := parse(fs, os.Args[1:], os.Getenv)
+	err := flagenv.Parse(fs, os.Args[1:], os.Getenv)
 	var o options
 	if err == nil {
 		o, err = opts()

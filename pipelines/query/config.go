@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/haade/haade/internal/flagenv"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 )
@@ -120,7 +121,7 @@ func parseArgs(args []string, getenv func(string) string) (Config, error) {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if err := runners.Parse(fs, nil, getenv); err != nil {
+	if err := flagenv.Parse(fs, nil, getenv); err != nil {
 		return Config{}, err
 	}
 	return cfg(pos)

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/haade/haade/internal/flagenv"
 	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio/embedded"
@@ -72,7 +74,7 @@ func (l *lake) silver() {
 	cfg, err := func() (Config, error) {
 		fs := runners.NewFlagSet("silver")
 		mk := flags(fs)
-		if err := runners.Parse(fs, []string{"--bounded", "--commit-interval=1s", "--catalog-uri=" + l.catalog.URI, "--warehouse=" + l.catalog.Warehouse}, func(string) string { return "" }); err != nil {
+		if err := flagenv.Parse(fs, []string{"--bounded", "--commit-interval=1s", "--catalog-uri=" + l.catalog.URI, "--warehouse=" + l.catalog.Warehouse}, func(string) string { return "" }); err != nil {
 			return Config{}, err
 		}
 		return mk()
@@ -171,7 +173,7 @@ func TestSilverStreaming(t *testing.T) {
 	l.bronze(ev("Reuters", "First", ts1), ev("FT", "Second", ts2))
 	fs := runners.NewFlagSet("silver")
 	mk := flags(fs)
-	if err := runners.Parse(fs, []string{"--poll=200ms", "--commit-interval=1s", "--catalog-uri=" + l.catalog.URI,
+	if err := flagenv.Parse(fs, []string{"--poll=200ms", "--commit-interval=1s", "--catalog-uri=" + l.catalog.URI,
 		"--warehouse=" + l.catalog.Warehouse}, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}

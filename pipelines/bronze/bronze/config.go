@@ -99,7 +99,7 @@ var deploymentFlags = []string{"brokers", "topic", "kafka-tls", "kafka-tls-ca", 
 	"kafka-tls-insecure-skip-verify", "kafka-sasl-mechanism", "kafka-sasl-user", "kafka-sasl-password",
 	"catalog", "catalog-name", "catalog-uri", "warehouse", "s3-endpoint"}
 
-// deployment reports whether fs, once parsed (runners.Parse, which sets
+// deployment reports whether fs, once parsed (flagenv.Parse, which sets
 // flags from HAADE_* variables too), was given a Kafka, catalog or
 // warehouse setting.
 func deployment(fs *flag.FlagSet) bool {
