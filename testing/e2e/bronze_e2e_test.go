@@ -196,8 +196,8 @@ func TestSparkInterop(t *testing.T) {
 		fmt.Sprintf("SELECT snapshot_id, operation, summary['haade.pipeline'], summary['haade.kafka.offsets'] FROM local.%s.snapshots ORDER BY committed_at", e.table),
 		fmt.Sprintf("CALL local.system.register_table(table => '%s', metadata_file => '%s')", copyT, metaT),
 		fmt.Sprintf("CALL local.system.register_table(table => '%s', metadata_file => '%s')", copyD, metaD),
-		fmt.Sprintf("INSERT INTO local.%s (source, title, timestamp, ingested_at, kafka_topic, kafka_partition, kafka_offset, kafka_timestamp, extra) "+
-			"VALUES ('spark', 'a row written by Spark', TIMESTAMP '2026-05-19 12:00:00', current_timestamp(), 'spark-written', -1, 0, NULL, '{\"by\":\"spark\"}')", copyT),
+		fmt.Sprintf("INSERT INTO local.%s (source, title, timestamp, ingested_at, kafka_topic, kafka_partition, kafka_offset, kafka_timestamp, extra, kafka_key, kafka_headers, kafka_timestamp_type) "+
+			"VALUES ('spark', 'a row written by Spark', TIMESTAMP '2026-05-19 12:00:00', current_timestamp(), 'spark-written', -1, 0, NULL, '{\"by\":\"spark\"}', NULL, NULL, NULL)", copyT),
 		fmt.Sprintf("SELECT count(*) FROM local.%s", copyT),
 	}
 	sb, _ := json.Marshal(stmts)
