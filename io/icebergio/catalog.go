@@ -143,8 +143,11 @@ func (c CatalogConfig) Properties() (iceberg.Properties, error) {
 	return p, nil
 }
 
-// Open loads the catalog.
+// Open loads the catalog. A password in URI is exported for the workers of
+// this process (see secrets.go): the stages that read or write the catalog
+// open it while the pipeline is built, and their DoFns carry no password.
 func (c CatalogConfig) Open(ctx context.Context) (catalog.Catalog, error) {
+	c.exportPassword()
 	c = c.withPassword()
 	props, err := c.Properties()
 	if err != nil {

@@ -13,6 +13,8 @@ func CatalogFlags(fs *flag.FlagSet) func() CatalogConfig {
 	wh := fs.String("warehouse", "lakehouse/warehouse", "warehouse root: a local path, file://... or s3://bucket/")
 	s3 := fs.String("s3-endpoint", "", "S3 endpoint such as http://minio.lakehouse:9000; credentials from AWS_* variables")
 	return func() CatalogConfig {
-		return CatalogConfig{Type: *typ, Name: *name, URI: *uri, Warehouse: *wh, S3Endpoint: *s3}
+		c := CatalogConfig{Type: *typ, Name: *name, URI: *uri, Warehouse: *wh, S3Endpoint: *s3}
+		c.exportPassword()
+		return c
 	}
 }

@@ -35,6 +35,7 @@ func init() {
 // an unbounded input panics at construction with ErrUnbounded.
 func OverwriteDays(s beam.Scope, sink *Sink, dayColumn string, progress offsets.Offsets, rows beam.PCollection) beam.PCollection {
 	s = s.Scope("icebergio.OverwriteDays")
+	sink.Catalog.exportPassword() // the DoFns carry none
 	if isUnbounded(rows) {
 		panic(fmt.Errorf("%w: icebergio.OverwriteDays %s replaces whole days in one commit and needs a bounded input (read with Source.Bounded)", ErrUnbounded, sink.Table.Ident))
 	}

@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
-	"sync"
 
-	"github.com/haade/haade/io/internal/secret"
+	"github.com/haade/haade/internal/secret"
 )
 
 // The environment variables a worker reads the catalog password from. The
@@ -21,32 +20,37 @@ import (
 //   - else the password of HAADE_CATALOG_URI, when that URI has the same user
 //     and host (the variable that sets --catalog-uri).
 //
-// In the process that builds the pipeline, serializing a config with a
-// password sets HAADE_CATALOG_PASSWORD when it is unset, so that workers in
-// that process (Prism, Flink LOOPBACK) find it.
+// The process that builds the pipeline exports the password for the
+// workers that run in it (Prism, Flink LOOPBACK): CatalogFlags, Open, Write
+// and OverwriteDays do, through internal/secret, and no environment variable
+// changes.
 const (
 	EnvCatalogPassword     = "HAADE_CATALOG_PASSWORD"
 	EnvCatalogPasswordFile = "HAADE_CATALOG_PASSWORD_FILE"
 	envCatalogURI          = "HAADE_CATALOG_URI"
 )
 
-var exportMu sync.Mutex
-
-// MarshalJSON encodes the config with the password cut from URI.
+// MarshalJSON encodes the config with the password cut from URI. It has no
+// other effect.
 func (c CatalogConfig) MarshalJSON() ([]byte, error) {
 	type plain CatalogConfig // without this method
 	if u, err := url.Parse(c.URI); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			exportMu.Lock()
-			if os.Getenv(EnvCatalogPassword) == "" {
-				_ = os.Setenv(EnvCatalogPassword, pw)
-			}
-			exportMu.Unlock()
+		if _, ok := u.User.Password(); ok {
 			u.User = url.User(u.User.Username())
 			c.URI = u.String()
 		}
 	}
 	return json.Marshal(plain(c))
+}
+
+// exportPassword makes the password of URI known to the workers of this
+// process (see internal/secret.Export).
+func (c CatalogConfig) exportPassword() {
+	if u, err := url.Parse(c.URI); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			secret.Export(EnvCatalogPassword, pw)
+		}
+	}
 }
 
 // withPassword returns c with the password from the environment put back

@@ -128,6 +128,7 @@ func Open(ctx context.Context, cat CatalogConfig, t tables.Table, pipeline strin
 // single committer of the table, which commits windows in order.
 func Write(s beam.Scope, sink *Sink, start offsets.Offsets, batches beam.PCollection) beam.PCollection {
 	s = s.Scope("icebergio.Write")
+	sink.Catalog.exportPassword() // the DoFns carry none
 	if !batches.Type().Type().Implements(batchType) {
 		panic(fmt.Sprintf("icebergio.Write %s: %v does not implement icebergio.Batch", sink.Table.Ident, batches.Type().Type()))
 	}

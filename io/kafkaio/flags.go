@@ -24,6 +24,7 @@ func ClientFlags(fs *flag.FlagSet, brokersUsage string) func() Config {
 		c := Config{Topic: *topic, TLS: *tls, TLSCAFile: *tlsCA, TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey,
 			TLSInsecureSkipVerify: *tlsSkip, SASLMechanism: strings.ToUpper(*saslMech), SASLUser: *saslUser,
 			SASLPassword: *saslPass}
+		c.exportPassword()
 		for _, b := range strings.Split(*brokers, ",") {
 			if b = strings.TrimSpace(b); b != "" {
 				c.Brokers = append(c.Brokers, b)

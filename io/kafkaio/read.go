@@ -38,6 +38,7 @@ func Read(s beam.Scope, cfg Config, parts []Partition) beam.PCollection {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
+	cfg.exportPassword() // the DoFn carries none
 	now := time.Now().UnixNano()
 	id := fmt.Sprintf("%s@%d", cfg.Topic, now)
 	// Registered in the constructing process: a worker that finds the entry

@@ -3,9 +3,8 @@ package kafkaio
 import (
 	"encoding/json"
 	"os"
-	"sync"
 
-	"github.com/haade/haade/io/internal/secret"
+	"github.com/haade/haade/internal/secret"
 )
 
 // The environment variables a worker reads the SASL password from. The
@@ -19,30 +18,26 @@ import (
 //     Secret), trailing white space trimmed;
 //   - else HAADE_SASL_PASSWORD, the name earlier versions read.
 //
-// In the process that builds the pipeline, serializing a Config with a
-// password sets HAADE_KAFKA_SASL_PASSWORD when it is unset, so that workers
-// in that process (Prism, Flink LOOPBACK) find it.
+// The process that builds the pipeline exports a Config's password for the
+// workers that run in it (Prism, Flink LOOPBACK): ClientFlags and Read do,
+// through internal/secret, and no environment variable changes.
 const (
 	EnvSASLPassword     = "HAADE_KAFKA_SASL_PASSWORD"
 	EnvSASLPasswordFile = "HAADE_KAFKA_SASL_PASSWORD_FILE"
 	envOldSASLPassword  = "HAADE_SASL_PASSWORD"
 )
 
-var exportMu sync.Mutex
-
-// MarshalJSON encodes the config without its SASL password.
+// MarshalJSON encodes the config without its SASL password. It has no
+// other effect.
 func (c Config) MarshalJSON() ([]byte, error) {
 	type plain Config // without this method
-	if c.SASLPassword != "" {
-		exportMu.Lock()
-		if os.Getenv(EnvSASLPassword) == "" {
-			_ = os.Setenv(EnvSASLPassword, c.SASLPassword)
-		}
-		exportMu.Unlock()
-		c.SASLPassword = ""
-	}
+	c.SASLPassword = ""
 	return json.Marshal(plain(c))
 }
+
+// exportPassword makes the password known to the workers of this process
+// (see internal/secret.Export).
+func (c Config) exportPassword() { secret.Export(EnvSASLPassword, c.SASLPassword) }
 
 // saslPassword is the password to log in with: the config's, else the
 // worker's environment's.

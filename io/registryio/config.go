@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"sync"
 	"time"
 
-	"github.com/haade/haade/io/internal/secret"
+	"github.com/haade/haade/internal/secret"
 )
 
 // The environment variables a worker reads the registry password from. The
@@ -60,21 +58,12 @@ func (c Config) WithPassword(p string) Config {
 	return c
 }
 
-var exportMu sync.Mutex
-
-// MarshalJSON encodes the config without its password. In the process that
-// builds the pipeline, a config with a password sets EnvPassword when it is
-// unset, so that workers in that process (Prism, Flink LOOPBACK) find it.
+// MarshalJSON encodes the config without its password. It has no other
+// effect: Events exports the password for the workers of the process that
+// builds the pipeline (Prism, Flink LOOPBACK), through internal/secret.
 func (c Config) MarshalJSON() ([]byte, error) {
 	type plain Config // without this method
-	if c.Password != "" {
-		exportMu.Lock()
-		if os.Getenv(EnvPassword) == "" {
-			_ = os.Setenv(EnvPassword, c.Password)
-		}
-		exportMu.Unlock()
-		c.Password = ""
-	}
+	c.Password = ""
 	return json.Marshal(plain(c))
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/haade/haade/transforms/tables"
@@ -41,6 +42,7 @@ const (
 // loudly and its records are read again when the pipeline restarts.
 func Events(s beam.Scope, batches beam.PCollection, reg Config) (events, deadLetters beam.PCollection) {
 	s = s.Scope("registryio.Events")
+	secret.Export(EnvPassword, reg.Password) // the DoFn carries none
 	return beam.ParDo2(s, &registryEventsFn{Registry: reg}, batches)
 }
 

@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/iceberg-go"
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/internal/secret"
+	"github.com/haade/haade/transforms/offsets"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 )
@@ -181,9 +184,22 @@ func TestConfigNeverSerializesThePassword(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	// A worker in this process finds it in the environment.
+	if p, _ := back.password(); p != "" {
+		t.Fatalf("serializing exported the password (%q): MarshalJSON must have no effect", p)
+	}
+	if got := os.Getenv(EnvPassword); got != "" {
+		t.Fatalf("serializing set %s", EnvPassword)
+	}
+	// Events, which puts the config into its DoFn, exports it: a worker in
+	// this process finds it, and the environment does not change.
+	t.Cleanup(func() { secret.Forget(EnvPassword) })
+	_, s := beam.NewPipelineWithRoot()
+	Events(s, beam.Create(s, offsets.Batch{}), c)
 	if p, _ := back.password(); p != "s3cret-pw" {
-		t.Fatalf("worker password = %q, want it from %s", p, EnvPassword)
+		t.Fatalf("worker password = %q, want it exported by Events", p)
+	}
+	if got := os.Getenv(EnvPassword); got != "" {
+		t.Fatalf("Events set %s", EnvPassword)
 	}
 	if err := (Config{URL: "http://u:pw@127.0.0.1:8091", Subject: "s"}).Check(); err == nil || strings.Contains(err.Error(), "pw") {
 		t.Fatalf("Check of a URL with credentials = %v, want an error without them", err)

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"github.com/haade/haade/pipelines/bronze/bronze"
 	"os"
 	"testing"
+
+	"github.com/haade/haade/internal/secret"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
@@ -60,6 +62,7 @@ func TestNoSecretInTheSerializedPipeline(t *testing.T) {
 	t.Setenv(icebergio.EnvCatalogPassword, "")
 	os.Unsetenv(kafkaio.EnvSASLPassword)
 	os.Unsetenv(icebergio.EnvCatalogPassword)
+	t.Cleanup(func() { secret.Forget(kafkaio.EnvSASLPassword); secret.Forget(icebergio.EnvCatalogPassword) })
 
 	// The whole bronze pipeline of a run against a broker that wants SASL.
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "fintech.debt.raw"),
@@ -90,15 +93,20 @@ func TestNoSecretInTheSerializedPipeline(t *testing.T) {
 	if !bytes.Contains(b, []byte("postgres://bronze@127.0.0.1:1/lakehouse")) {
 		t.Errorf("the serialized pipeline lacks the catalog URI without its password")
 	}
-	// The workers of this process find both in the environment.
-	if got := os.Getenv(kafkaio.EnvSASLPassword); got != saslPassword {
-		t.Errorf("%s = %q after serializing, want the SASL password", kafkaio.EnvSASLPassword, got)
+	// Serializing changed no environment variable: the building process
+	// exported both passwords to its own workers, and to nothing else.
+	for _, env := range []string{kafkaio.EnvSASLPassword, icebergio.EnvCatalogPassword} {
+		if got, ok := os.LookupEnv(env); ok {
+			t.Errorf("%s = %q after the pipeline was built and serialized, want it unset", env, got)
+		}
 	}
-	if got := os.Getenv(icebergio.EnvCatalogPassword); got != catalogPassword {
-		t.Errorf("%s = %q after serializing, want the catalog password", icebergio.EnvCatalogPassword, got)
+	for env, want := range map[string]string{kafkaio.EnvSASLPassword: saslPassword, icebergio.EnvCatalogPassword: catalogPassword} {
+		if got, err := secret.FromEnv(env, env+"_FILE"); err != nil || got != want {
+			t.Errorf("an in-process worker reads %s as %q (%v), want the exported password", env, got, err)
+		}
 	}
-	// And a bronze run through the SASL broker works with the password only
-	// in the environment of its in-process workers.
+	// And a bronze run through the SASL broker works with the password known
+	// only to its in-process workers.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic(e.cfg.Kafka.Topic),
 		kgo.SASL(plain.Auth{User: "bronze", Pass: saslPassword}.AsMechanism()))
 	if err != nil {

@@ -83,3 +83,29 @@ func TestFromEnvUnreadableFile(t *testing.T) {
 		t.Errorf("FromEnv on a directory = %v, want an error without the secret", err)
 	}
 }
+
+func TestExport(t *testing.T) {
+	const env = "HAADE_TEST_EXPORT_PASSWORD"
+	t.Setenv(env, "")
+	os.Unsetenv(env)
+	t.Cleanup(func() { Forget(env) })
+	file := writeFile(t, "from-file\n")
+	t.Setenv(env+"_FILE", file)
+
+	Export(env, "")
+	if got, _ := FromEnv(env, env+"_FILE"); got != "from-file" {
+		t.Fatalf("after an empty export FromEnv = %q, want the file's", got)
+	}
+	Export(env, "exported")
+	Export(env, "second")
+	if got, _ := FromEnv(env, env+"_FILE"); got != "exported" {
+		t.Fatalf("FromEnv = %q, want the first export over the file", got)
+	}
+	if _, ok := os.LookupEnv(env); ok {
+		t.Fatalf("Export set the variable %s", env)
+	}
+	t.Setenv(env, "from-env")
+	if got, _ := FromEnv(env, env+"_FILE"); got != "from-env" {
+		t.Fatalf("FromEnv = %q, want the variable over the export", got)
+	}
+}
