@@ -65,7 +65,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		{"io", []string{"runners/", "pipelines/", "testing/"}, nil,
 			"io owns its collectors; the command registers them"},
 		{"internal", []string{"io/", "transforms/", "runners/", "pipelines/", "testing/"}, nil,
-			"internal/stop and internal/flagenv are shared by the harness, the io packages and the commands, so they import none of them"},
+			"internal/stop, internal/secret and internal/flagenv are shared by the harness, the io packages and the commands, so they import none of them"},
 		{"transforms", []string{"io/", "runners/", "pipelines/", "testing/"}, nil,
 			"stages are plain functions over Beam: tables are read and written by io, rows reach transforms as PCollections"},
 		// The image holds every main under pipelines/ (the Dockerfile
