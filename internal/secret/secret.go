@@ -29,10 +29,11 @@ var exported sync.Map // string -> string
 // process when the variable env is not set: the process that builds a
 // pipeline calls it for each password it holds, and its in-process workers,
 // whose configs were serialized without the password, find it. An empty
-// value exports nothing. The first value exported under a name stays.
+// value exports nothing; a later value replaces an earlier one, as the
+// pipeline built last is the one about to run.
 func Export(env, value string) {
 	if value != "" {
-		exported.LoadOrStore(env, value)
+		exported.Store(env, value)
 	}
 }
 

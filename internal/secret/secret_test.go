@@ -96,10 +96,10 @@ func TestExport(t *testing.T) {
 	if got, _ := FromEnv(env, env+"_FILE"); got != "from-file" {
 		t.Fatalf("after an empty export FromEnv = %q, want the file's", got)
 	}
+	Export(env, "first")
 	Export(env, "exported")
-	Export(env, "second")
 	if got, _ := FromEnv(env, env+"_FILE"); got != "exported" {
-		t.Fatalf("FromEnv = %q, want the first export over the file", got)
+		t.Fatalf("FromEnv = %q, want the last export over the file", got)
 	}
 	if _, ok := os.LookupEnv(env); ok {
 		t.Fatalf("Export set the variable %s", env)

@@ -62,6 +62,9 @@ func TestNoSecretInTheSerializedPipeline(t *testing.T) {
 	t.Setenv(icebergio.EnvCatalogPassword, "")
 	os.Unsetenv(kafkaio.EnvSASLPassword)
 	os.Unsetenv(icebergio.EnvCatalogPassword)
+	// What earlier tests of this process exported is not this run's.
+	secret.Forget(kafkaio.EnvSASLPassword)
+	secret.Forget(icebergio.EnvCatalogPassword)
 	t.Cleanup(func() { secret.Forget(kafkaio.EnvSASLPassword); secret.Forget(icebergio.EnvCatalogPassword) })
 
 	// The whole bronze pipeline of a run against a broker that wants SASL.
