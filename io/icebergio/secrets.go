@@ -34,23 +34,30 @@ const (
 // other effect.
 func (c CatalogConfig) MarshalJSON() ([]byte, error) {
 	type plain CatalogConfig // without this method
-	if u, err := url.Parse(c.URI); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.User(u.User.Username())
-			c.URI = u.String()
-		}
-	}
+	c.URI, _ = cutPassword(c.URI)
 	return json.Marshal(plain(c))
+}
+
+// cutPassword returns uri without the password of its user info, and the
+// password; uri itself and "" when it has none.
+func cutPassword(uri string) (string, string) {
+	u, err := url.Parse(uri)
+	if err != nil || u.User == nil {
+		return uri, ""
+	}
+	pw, ok := u.User.Password()
+	if !ok {
+		return uri, ""
+	}
+	u.User = url.User(u.User.Username())
+	return u.String(), pw
 }
 
 // exportPassword makes the password of URI known to the workers of this
 // process (see internal/secret.Export).
 func (c CatalogConfig) exportPassword() {
-	if u, err := url.Parse(c.URI); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok {
-			secret.Export(EnvCatalogPassword, pw)
-		}
-	}
+	_, pw := cutPassword(c.URI)
+	secret.Export(EnvCatalogPassword, pw) // an empty password exports nothing
 }
 
 // withPassword returns c with the password from the environment put back
