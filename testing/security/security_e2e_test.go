@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/s3io"
 	"github.com/haade/haade/testing/cmdtest"
@@ -219,6 +220,38 @@ func TestBronzeLeastPrivilege(t *testing.T) {
 		t.Errorf("bronze read topic %s as %s, which has no ACL for it:\n%s", other, e.kafka["KAFKA_BRONZE_USER"], lastLines(out, 10))
 	} else {
 		t.Logf("bronze on %s as %s: %v; %s", other, e.kafka["KAFKA_BRONZE_USER"], err, lastLines(out, 1))
+	}
+
+	// A wrong SASL password: bronze refuses at start, names SASL and the
+	// user, shows no password, and writes nothing. It does not wait.
+	const wrong = "not-the-password-" + "x9"
+	badEnv := append(append([]string(nil), env[:len(env)-1]...), "HAADE_SASL_PASSWORD="+wrong)
+	badArgs := append(append([]string(nil), args...), "--table=sec.badpw_"+id, "--dlq-table=sec.badpw_"+id+"_dlq")
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer wcancel()
+	cmd := exec.CommandContext(wctx, bronzeBin, badArgs...)
+	cmd.Env = badEnv
+	badOut, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case wctx.Err() != nil:
+		t.Errorf("bronze with a wrong SASL password was still running after 2m:\n%s", lastLines(badOut, 10))
+	case !errors.As(err, &exit) || exit.ExitCode() == 0:
+		t.Errorf("bronze with a wrong SASL password: %v, want a non-zero exit\n%s", err, lastLines(badOut, 10))
+	case !strings.Contains(string(badOut), "SASL") || !strings.Contains(string(badOut), e.kafka["KAFKA_BRONZE_USER"]):
+		t.Errorf("bronze with a wrong SASL password: the output names neither SASL nor the user:\n%s", lastLines(badOut, 10))
+	default:
+		t.Logf("bronze with a wrong SASL password: exit %d; %s", exit.ExitCode(), lastLines(badOut, 1))
+	}
+	if strings.Contains(string(badOut), wrong) || strings.Contains(string(badOut), e.kafka["KAFKA_BRONZE_PASSWORD"]) {
+		t.Errorf("bronze's output shows a password")
+	}
+	c, err := cat.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists, err := c.CheckTableExists(ctx, catalog.ToIdentifier("sec.badpw_"+id)); err != nil || exists {
+		t.Errorf("bronze with a wrong SASL password: its table exists: %v (err %v), want nothing written", exists, err)
 	}
 }
 
