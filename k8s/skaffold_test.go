@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // skaffoldConfig mirrors the part of Skaffold's skaffold/v4beta13 schema
@@ -104,13 +106,15 @@ func TestSkaffold(t *testing.T) {
 	for _, p := range c.Profiles {
 		pipelines[p.Name] = p.skaffoldPipeline
 	}
-	for _, want := range []string{"dev", "prod"} {
+	for _, want := range []string{"dev", "prod", "node"} {
 		if _, ok := pipelines[want]; !ok {
 			t.Errorf("skaffold.yaml: no profile %s", want)
 		}
 	}
 	// The image each overlay's workloads use must be a Skaffold artifact.
-	for profile, overlay := range map[string]string{"": "overlays/dev", "prod": "overlays/prod"} {
+	// node builds every image its overlay runs, the operator's, Kafka's,
+	// MinIO's and PostgreSQL's too: the node pulls from no registry.
+	for profile, overlay := range map[string]string{"": "overlays/dev", "prod": "overlays/prod", "node": "overlays/node"} {
 		p := pipelines[profile]
 		if p.Manifests == nil || p.Manifests.Kustomize == nil || len(p.Manifests.Kustomize.Paths) != 1 || p.Manifests.Kustomize.Paths[0] != "k8s/"+overlay {
 			t.Errorf("profile %q: manifests.kustomize.paths should be [k8s/%s]", profile, overlay)
@@ -133,6 +137,11 @@ func TestSkaffold(t *testing.T) {
 				f := strings.Fields(a.Custom.BuildCommand)
 				if len(f) != 3 || f[0] != "testing/cluster/images.sh" || f[1] != "skaffold" {
 					t.Errorf("profile %q: artifact %s: buildCommand %q: want testing/cluster/images.sh skaffold NAME", profile, a.Image, a.Custom.BuildCommand)
+				} else if f[2] == "haade" {
+					// images.sh builds HAADE's image from the Dockerfile.
+					if _, err := os.Stat(filepath.Join(repoRoot(t), "Dockerfile")); err != nil {
+						t.Errorf("profile %q: artifact %s: %v", profile, a.Image, err)
+					}
 				} else if _, err := os.Stat(filepath.Join(repoRoot(t), "testing/cluster/images", f[2], "Containerfile")); err != nil {
 					t.Errorf("profile %q: artifact %s: %v", profile, a.Image, err)
 				}
@@ -143,8 +152,8 @@ func TestSkaffold(t *testing.T) {
 		ours := false
 		cl := newCluster(t, kustomizeBuild(t, overlay))
 		for _, pod := range cl.pods {
-			for _, ctr := range pod.Spec.Containers {
-				if ourImage.MatchString(ctr.Image) {
+			for _, ctr := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+				if ourImage.MatchString(ctr.Image) || (profile == "node" && strings.HasPrefix(ctr.Image, "localhost/")) {
 					repo, _, _ := strings.Cut(ctr.Image, ":")
 					ours = true
 					if !images[repo] {

@@ -255,15 +255,23 @@ setup) setup ;;
 build) shift; build_all "$@" ;;
 list) podman images --filter reference='localhost/*' ;;
 skaffold)
-	name="${2:?usage: $0 skaffold flink|jobserver|flink-operator|kafka}"
+	# Skaffold's custom builder: it sets IMAGE (the artifact's name and tag)
+	# and PUSH_IMAGE. Not pushed, the image goes into the node's containerd
+	# when testing/cluster/node.sh runs one (skaffold run -p node).
+	name="${2:?usage: $0 skaffold haade|flink|jobserver|flink-operator|kafka|minio|postgres}"
 	: "${IMAGE:?images.sh skaffold runs under Skaffold, which sets IMAGE}"
 	case "$name" in
-	flink | jobserver | flink-operator) build_all flink ;;
-	kafka) build_all services ;;
-	*) die "skaffold: unknown image $name (flink, jobserver, flink-operator, kafka)" ;;
+	haade) build_all haade; src=localhost/haade:dev ;;
+	flink | jobserver | flink-operator) build_all flink; src="localhost/haade-$name:dev" ;;
+	kafka | minio | postgres) build_all services; src="localhost/haade-$name:dev" ;;
+	*) die "skaffold: unknown image $name (haade, flink, jobserver, flink-operator, kafka, minio, postgres)" ;;
 	esac
-	podman tag "localhost/haade-$name:dev" "$IMAGE"
-	[[ "${PUSH_IMAGE:-false}" != true ]] || podman push "$IMAGE"
+	podman tag "$src" "$IMAGE"
+	if [[ "${PUSH_IMAGE:-false}" == true ]]; then
+		podman push "$IMAGE"
+	elif "$ROOT/testing/cluster/node.sh" status 2>/dev/null | grep -q '^kubelet: running'; then
+		"$ROOT/testing/cluster/node.sh" load "$IMAGE"
+	fi
 	;;
 *) echo "usage: $0 setup|build|list" >&2; exit 2 ;;
 esac
