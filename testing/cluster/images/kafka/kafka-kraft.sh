@@ -3,9 +3,11 @@
 #   KAFKA_NODE_ID (1), KAFKA_CLUSTER_ID (fixed dev id), KAFKA_ADVERTISED (host:9092)
 #   KAFKA_CONF_EXTRA: a file of server properties appended (later keys win), e.g.
 #   the listeners, TLS and authorizer (k8s/components/kafka-without-strimzi)
-#   KAFKA_SCRAM_ADMIN: a user name; with KAFKA_SCRAM_ADMIN_PASSWORD, formatting the storage
-#   also creates that user's SCRAM-SHA-512 credentials (the first super user, who then
-#   creates the others over the network)
+#   KAFKA_SCRAM_ADMIN: a user name; with KAFKA_SCRAM_ADMIN_PASSWORD_FILE (a mounted Secret's
+#   key) or KAFKA_SCRAM_ADMIN_PASSWORD, formatting the storage also creates that user's
+#   SCRAM-SHA-512 credentials (the first super user, who then creates the others over the
+#   network). Kafka's storage tool takes the credential only as an argument: it is in that
+#   one process's command line, inside the container, for the seconds the first format takes.
 set -euo pipefail
 id=${KAFKA_NODE_ID:-1}
 cluster=${KAFKA_CLUSTER_ID:-haadedevclusterid00001}
@@ -34,7 +36,10 @@ fi
 java_opts=(${KAFKA_HEAP_OPTS:--Xmx512m -Xms256m} -Djava.awt.headless=true -Dkafka.logs.dir="$LOG_DIR" -cp '/opt/kafka/libs/*')
 scram=()
 if [[ -n "${KAFKA_SCRAM_ADMIN:-}" ]]; then
-  scram=(--add-scram "SCRAM-SHA-512=[name=$KAFKA_SCRAM_ADMIN,password=${KAFKA_SCRAM_ADMIN_PASSWORD:?KAFKA_SCRAM_ADMIN needs KAFKA_SCRAM_ADMIN_PASSWORD}]")
+  if [[ -n "${KAFKA_SCRAM_ADMIN_PASSWORD_FILE:-}" ]]; then
+    KAFKA_SCRAM_ADMIN_PASSWORD=$(<"$KAFKA_SCRAM_ADMIN_PASSWORD_FILE")
+  fi
+  scram=(--add-scram "SCRAM-SHA-512=[name=$KAFKA_SCRAM_ADMIN,password=${KAFKA_SCRAM_ADMIN_PASSWORD:?KAFKA_SCRAM_ADMIN needs KAFKA_SCRAM_ADMIN_PASSWORD_FILE or KAFKA_SCRAM_ADMIN_PASSWORD}]")
 fi
 [[ -f $KAFKA_DATA/data/meta.properties ]] || java "${java_opts[@]}" kafka.tools.StorageTool format -t "$cluster" -c "$conf" "${scram[@]}"
 exec java "${java_opts[@]}" kafka.Kafka "$conf"
