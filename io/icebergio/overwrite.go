@@ -51,7 +51,7 @@ func OverwriteDays(s beam.Scope, sink *Sink, dayColumn string, progress offsets.
 	}
 	grouped := beam.GroupByKey(s, beam.AddFixedKey(s, rows))
 	return beam.ParDo(s, &overwriteFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline,
-		Column: dayColumn, Progress: progress.Encode()}, grouped)
+		Column: dayColumn, Progress: progress}, grouped)
 }
 
 type overwriteFn struct {
@@ -59,7 +59,7 @@ type overwriteFn struct {
 	Ident    string
 	Pipeline string
 	Column   string
-	Progress string
+	Progress offsets.Offsets
 }
 
 func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*beam.X) bool, emit func(Commit)) error {
@@ -109,9 +109,9 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 			filter = iceberg.NewOr(filter, e)
 		}
 	}
-	progress, err := decodeOffsets(f.Progress)
-	if err != nil {
-		return err
+	progress := f.Progress
+	if progress == nil {
+		progress = offsets.Offsets{} // "{}" in the summary, as before
 	}
 	cat, err := f.Catalog.Open(ctx)
 	if err != nil {

@@ -137,7 +137,7 @@ func Write(s beam.Scope, sink *Sink, start offsets.Offsets, batches beam.PCollec
 		interval = 10 * time.Second
 	}
 	windowed := beam.WindowInto(s, window.NewFixedWindows(interval), batches)
-	files := beam.ParDo(s, &writeFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, TargetFileSize: sink.TargetFileSize, TopicIDs: sink.TopicIDs.encode()}, windowed)
+	files := beam.ParDo(s, &writeFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, TargetFileSize: sink.TargetFileSize, TopicIDs: sink.TopicIDs}, windowed)
 	// A writer emits a bundle's files when the bundle ends, stamped at the
 	// end of their window. A runner may have moved the watermark past that
 	// window meanwhile (Prism v2.77 takes a stage's output watermark from
@@ -153,7 +153,7 @@ func Write(s beam.Scope, sink *Sink, start offsets.Offsets, batches beam.PCollec
 	perWindow := beam.ParDo(s, &mergeFn{}, grouped)
 	global := beam.WindowInto(s, window.NewGlobalWindows(), perWindow)
 	return beam.ParDo(s, &commitFn{
-		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start.Encode(), TopicIDs: sink.TopicIDs.encode(),
+		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start, TopicIDs: sink.TopicIDs,
 		ProgressEvery: int64(sink.ProgressEvery), Run: newRunID(),
 		Pending: state.MakeBagState[FileSet]("pending"),
 		Running: state.MakeValueState[string]("running"),
@@ -189,8 +189,8 @@ type commitFn struct {
 	Catalog  CatalogConfig
 	Ident    string
 	Pipeline string
-	Start    string // JSON Offsets
-	TopicIDs string // JSON TopicIDs
+	Start    offsets.Offsets // the offsets the tables held at construction
+	TopicIDs TopicIDs
 	// ProgressEvery is Sink.ProgressEvery, in nanoseconds.
 	ProgressEvery int64
 
@@ -263,13 +263,9 @@ func union(a, b []FileSet) []FileSet {
 }
 
 func (f *commitFn) Setup(ctx context.Context) error {
-	start, err := decodeOffsets(f.Start)
-	if err != nil {
-		return err
-	}
-	ids, err := decodeTopicIDs(f.TopicIDs)
-	if err != nil {
-		return err
+	start, ids := f.Start, f.TopicIDs
+	if start == nil {
+		start = offsets.Offsets{}
 	}
 	return Retry(ctx, defaultBackoff, "open catalog", f.Ident, func() error {
 		cat, err := f.Catalog.Open(ctx)

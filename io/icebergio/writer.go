@@ -72,8 +72,8 @@ type writeFn struct {
 	Pipeline string
 	// TargetFileSize overrides the table's target file size when > 0.
 	TargetFileSize int64
-	// TopicIDs is JSON TopicIDs: the current ids of the source topics.
-	TopicIDs string
+	// TopicIDs are the current ids of the source topics.
+	TopicIDs TopicIDs
 	// SchemaEvery is how often, in nanoseconds, a bundle's start looks for
 	// a new schema or promoted columns of the table (see evolve.go).
 	// Default (0) 2s; negative never.
@@ -121,12 +121,7 @@ func (f *writeFn) Setup(ctx context.Context) error {
 		}
 		// The table is the checkpoint: rows at or below the offsets it
 		// already holds are dropped, whatever the runner replays.
-		ids, err := decodeTopicIDs(f.TopicIDs)
-		if err != nil {
-			CloseCatalog(cat)
-			return Permanent(err)
-		}
-		committed, _, _, err := committedOffsets(tbl, f.Pipeline, ids)
+		committed, _, _, err := committedOffsets(tbl, f.Pipeline, f.TopicIDs)
 		if err != nil {
 			CloseCatalog(cat)
 			return Permanent(err)
