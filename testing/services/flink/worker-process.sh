@@ -39,6 +39,9 @@ if [[ "${1:-}" == "--sweep" ]]; then # flinkcluster.sh stop: only the sweep
 fi
 semi="$(mktemp -d "$tmp/haade-worker-XXXXXX")"
 echo $$ >"$semi/.owner"
+# Beam's Go boot writes pipeline_options.json into its working directory, which is the
+# TaskManager's: a TaskManager a test restarted left one in the test's package directory.
+cd "$semi" || exit 1
 # setsid: boot leads a new process group, so one kill reaches it and its worker.
 setsid "$BOOT" --semi_persist_dir="$semi" "$@" &
 child=$!
