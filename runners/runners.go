@@ -60,9 +60,13 @@ type Options struct {
 	// go-job-N-TIME.
 	Name string
 	// Parallelism is the Flink job's parallelism when --parallelism is not
-	// given, for example the number of Kafka partitions. 0: the job server's
-	// default (parallelism.default of its Flink configuration).
+	// given, for example the number of Kafka partitions (Main passes it
+	// capped: Common.FlinkParallelism). 0: the job server's default
+	// (parallelism.default of its Flink configuration).
 	Parallelism int
+	// Cluster is what the Flink cluster had room for (FlinkRoom); unknown:
+	// runFlink asks its REST API itself when --flink-rest is given.
+	Cluster FlinkCapacity
 }
 
 // Run runs p on the runner and waits for it to finish.
