@@ -117,7 +117,9 @@ func flinkParallelism(opts Options) int {
 // request, and with Flink's REST API (--flink-rest) when known:
 //
 //   - a job of the same name that is active is left alone, and runFlink
-//     returns at once without error (unless --replace: it is cancelled);
+//     returns at once without error (unless --replace: it is cancelled).
+//     Without --flink-rest the job server's own list of jobs (GetJobs)
+//     says whether it runs (see jobServerJobs);
 //   - on a fixed cluster, a parallelism above its free slots is refused
 //     before anything is submitted (the slot rule: flink_slots.go);
 //   - --async returns once every task of the Flink job is RUNNING, and a
@@ -197,6 +199,11 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Optio
 	}
 	defer cc.Close()
 	client := jobpb.NewJobServiceClient(cc)
+	if rest == nil {
+		if r, done, err := submittedBefore(ctx, client, name, endpoint); done {
+			return r, err
+		}
+	}
 
 	parallelism := flinkParallelism(opts)
 	if parallelism > 0 {

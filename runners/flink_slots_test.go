@@ -185,6 +185,7 @@ type fakeJobService struct {
 	jobpb.JobServiceClient
 	mu        sync.Mutex
 	state     jobpb.JobState_Enum
+	jobs      []*jobpb.JobInfo
 	cancelled []string
 }
 
@@ -192,6 +193,10 @@ func (f *fakeJobService) GetState(context.Context, *jobpb.GetJobStateRequest, ..
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return &jobpb.JobStateEvent{State: f.state}, nil
+}
+
+func (f *fakeJobService) GetJobs(context.Context, *jobpb.GetJobsRequest, ...grpc.CallOption) (*jobpb.GetJobsResponse, error) {
+	return &jobpb.GetJobsResponse{JobInfo: f.jobs}, nil
 }
 
 func (f *fakeJobService) Cancel(_ context.Context, req *jobpb.CancelJobRequest, _ ...grpc.CallOption) (*jobpb.CancelJobResponse, error) {
