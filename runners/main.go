@@ -211,7 +211,7 @@ func exitCode(err error, def int) int {
 // pipeline, prints to stdout and stderr, and returns the exit code.
 func (p Pipeline[C]) Run(args []string, getenv func(string) string, stdout, stderr io.Writer) (code int) {
 	fs := NewFlagSet(p.Name)
-	cfg, code, ok := parseCommand(fs, p.Name, args, getenv, stdout, stderr, p.Flags, func() {
+	cfg, code, ok := parseCommand(fs, p.Name, args, getenv, stdout, stderr, absolutePaths(p.Flags), func() {
 		if f := fs.Lookup("worker"); f != nil && f.Value.String() == "true" {
 			startWorker(fs, stderr)
 		}
