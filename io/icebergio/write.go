@@ -272,7 +272,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 		return err
 	}
 	return Retry(ctx, defaultBackoff, "open catalog", f.Ident, func() error {
-		cat, err := f.Catalog.Open(ctx)
+		cat, err := f.Catalog.OpenExisting(ctx)
 		if err != nil {
 			return err
 		}
