@@ -284,7 +284,7 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Optio
 		return nil, err
 	}
 	slog.Info("submitted Flink job", "job", name, "job_id", jobID, "endpoint", endpoint)
-	tw := taskWait{client: client, jobID: jobID, name: name, rest: rest, before: before, capacity: capacity, wait: *AsyncWaitFlag}
+	tw := taskWait{client: client, jobID: jobID, name: name, rest: rest, before: before, capacity: capacity, wait: *AsyncWaitFlag, bounded: !fo.Unbounded}
 
 	if async {
 		fj, err := tw.run(ctx)

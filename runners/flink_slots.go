@@ -189,6 +189,19 @@ func (j FlinkJobDetail) AllRunning() bool {
 	return true
 }
 
+// Started says a bounded job runs: RUNNING, some task RUNNING, and none
+// waiting for a slot or starting (SCHEDULED, DEPLOYING, INITIALIZING). A
+// job translated in batch mode (a bounded pipeline) runs its stages one
+// after another, so tasks CREATED there wait for their inputs, not for
+// slots, and the job never has every task RUNNING at once.
+func (j FlinkJobDetail) Started() bool {
+	if j.State != "RUNNING" {
+		return false
+	}
+	_, n := j.TaskStates()
+	return n["RUNNING"] > 0 && n["SCHEDULED"]+n["DEPLOYING"]+n["INITIALIZING"] == 0
+}
+
 // Parallelism is the largest parallelism of its vertices: the slots the job
 // needs.
 func (j FlinkJobDetail) Parallelism() int {

@@ -273,6 +273,28 @@ func TestTaskWait(t *testing.T) {
 	}
 }
 
+func TestTaskWaitBoundedBatchStages(t *testing.T) {
+	// A bounded job in batch mode: the first stage runs, the next waits for
+	// its input (CREATED), not for slots.
+	batch := bronzeJob("new", 4, 0, "CREATED")
+	batch.Vertices[0].Tasks = map[string]int{"RUNNING": 1}
+	fc := &fakeCluster{jobs: []FlinkJobDetail{batch}}
+	w := taskWait{client: &fakeJobService{state: jobpb.JobState_RUNNING}, jobID: "j1", name: "bronze", rest: fc.rest(t),
+		wait: 50 * time.Millisecond, every: 10 * time.Millisecond, bounded: true}
+	if j, err := w.run(context.Background()); err != nil || j.ID != "new" {
+		t.Errorf("bounded job with its first stage RUNNING: %s, %v; want it running", j.ID, err)
+	}
+	w.bounded = false
+	if _, err := w.run(context.Background()); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("the same tasks of an unbounded job: %v, want ErrNotRunning", err)
+	}
+	fc.jobs[0].Vertices[1].Tasks = map[string]int{"RUNNING": 2, "SCHEDULED": 2}
+	w.bounded = true
+	if _, err := w.run(context.Background()); !errors.Is(err, ErrNoSlots) {
+		t.Errorf("a bounded job with tasks SCHEDULED: %v, want ErrNoSlots", err)
+	}
+}
+
 func TestTaskWaitReturnsOnTheJobsEnd(t *testing.T) {
 	w := taskWait{client: &fakeJobService{state: jobpb.JobState_DONE}, jobID: "j1", name: "bronze", wait: time.Second, every: 10 * time.Millisecond}
 	if _, err := w.run(context.Background()); !errors.Is(err, errJobEnded) {

@@ -28,6 +28,9 @@ type taskWait struct {
 	capacity FlinkCapacity
 	// wait is --async-wait; every is the time between two looks (1 s).
 	wait, every time.Duration
+	// bounded: the job ends when its reads do, and may run in batch mode,
+	// one stage after another; it runs once it has Started.
+	bounded bool
 }
 
 // errJobEnded says the job finished (a bounded job's end) while waited for:
@@ -35,8 +38,8 @@ type taskWait struct {
 var errJobEnded = errors.New("the job ended")
 
 // run waits until the job runs: with the REST API, its Flink job RUNNING
-// with every task of every vertex RUNNING; without, the job server's state
-// RUNNING. It fails with ErrNotRunning, in one line that names the cause,
+// with every task of every vertex RUNNING (a bounded job: Started);
+// without, the job server's state RUNNING. It fails with ErrNotRunning, in one line that names the cause,
 // when the job ends first or wait passes; with errJobEnded when it finished.
 func (w taskWait) run(ctx context.Context) (FlinkJobDetail, error) {
 	every := w.every
@@ -66,7 +69,7 @@ func (w taskWait) run(ctx context.Context) (FlinkJobDetail, error) {
 			if j, ok := w.flinkJob(ctx); ok {
 				last = j
 				switch {
-				case j.AllRunning():
+				case j.AllRunning(), w.bounded && j.Started():
 					return j, nil
 				case j.State == "FINISHED":
 					return j, errJobEnded
@@ -135,7 +138,10 @@ func (w taskWait) timedOut(ctx context.Context, j FlinkJobDetail, state jobpb.Jo
 	if tasks == "" {
 		tasks = "no tasks yet"
 	}
-	waiting := counts["SCHEDULED"] + counts["CREATED"]
+	waiting := counts["SCHEDULED"]
+	if !w.bounded {
+		waiting += counts["CREATED"]
+	}
 	switch {
 	case waiting > 0 && w.capacity.Elastic:
 		now, _ := w.rest.Capacity(ctx)
