@@ -13,11 +13,12 @@ import (
 // Command parses the command line of a pipeline called name: its flags,
 // defined by flags on a set that also holds Beam's, then HAADE_* from
 // getenv, then worker mode (beam.Init, which does not return in a worker),
-// then the Config. When ok is false the command is done: exit with code
+// then the Config, with its flags' relative paths made absolute, or
+// refused, for a remote runner (submitPaths). When ok is false the command is done: exit with code
 // (0 after --help; 2 after one line on stderr that names the bad flag).
 func Command[C any](name string, args []string, getenv func(string) string, stdout, stderr io.Writer,
 	flags func(*flag.FlagSet) func() (C, error)) (cfg C, code int, ok bool) {
-	return parseCommand(NewFlagSet(name), name, args, getenv, stdout, stderr, flags, beam.Init)
+	return parseCommand(NewFlagSet(name), name, args, getenv, stdout, stderr, absolutePaths(flags), beam.Init)
 }
 
 // Tool is Command for a command that runs no Beam pipeline: fs holds only
@@ -39,7 +40,7 @@ func ToolFlagSet(name string) *flag.FlagSet {
 // environment into the Config that flags defines on fs, as Command and Tool
 // do, without printing: for tests.
 func ParseConfig[C any](fs *flag.FlagSet, args []string, getenv func(string) string, flags func(*flag.FlagSet) func() (C, error)) (C, error) {
-	cfg := flags(fs)
+	cfg := absolutePaths(flags)(fs)
 	if err := flagenv.Parse(fs, args, getenv); err != nil {
 		var zero C
 		return zero, err

@@ -2,6 +2,7 @@ package runners
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -99,15 +100,6 @@ func flinkJobName(opts Options) string {
 	return jobopts.GetJobName()
 }
 
-// FlinkParallelism is the parallelism a Flink job gets whose input has n
-// parts (bronze: the partitions): --parallelism when given, else n.
-func FlinkParallelism(n int) int {
-	if p := flinkParallelism(Options{Parallelism: n}); p > 0 {
-		return p
-	}
-	return n
-}
-
 // flinkParallelism is --parallelism when given, else opts.Parallelism (for
 // example the partition count), else -1, the job server's default.
 func flinkParallelism(opts Options) int {
@@ -124,9 +116,16 @@ func flinkParallelism(opts Options) int {
 // runnerlib.Execute, v2.77), with extra pipeline options in the Prepare
 // request, and with Flink's REST API (--flink-rest) when known:
 //
-//   - a job of the same name that is RUNNING is left alone, and runFlink
-//     returns at once without error (unless --replace: it is cancelled);
-//   - --async returns once the job is RUNNING;
+//   - a job of the same name that is active is left alone, and runFlink
+//     returns at once without error (unless --replace: it is cancelled).
+//     Without --flink-rest the job server's own list of jobs (GetJobs)
+//     says whether it runs (see jobServerJobs);
+//   - on a fixed cluster, a parallelism above its free slots is refused
+//     before anything is submitted (the slot rule: flink_slots.go);
+//   - --async returns once every task of the Flink job is RUNNING, and a
+//     synchronous run logs when they are; a job whose tasks do not all run
+//     within --async-wait is cancelled, and runFlink fails in one line that
+//     names the cause (ErrNotRunning);
 //   - cancelling ctx cancels the job on the job server and, through the
 //     REST API, on Flink, and waits until Flink has stopped it.
 func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Options) (beam.PipelineResult, error) {
@@ -146,7 +145,11 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Optio
 	if *CancelFlag && *FlinkRESTFlag == "" {
 		return nil, fmt.Errorf("%w: --cancel needs --flink-rest=http://JOBMANAGER:8081", ErrRunner)
 	}
-	var rest *FlinkREST
+	capacity := opts.Cluster
+	var (
+		rest   *FlinkREST
+		before = map[string]bool{}
+	)
 	if *FlinkRESTFlag != "" {
 		if rest, err = NewFlinkREST(*FlinkRESTFlag); err != nil {
 			return nil, err
@@ -159,9 +162,23 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Optio
 			slog.Info("--cancel: cancelled the running Flink jobs of this pipeline", "job", name, "cancelled", len(jobs), "flink_rest", rest.Base)
 			return flinkResult{cancelled: len(jobs)}, nil
 		}
-		running, err := rest.ActiveJobs(ctx, name)
+		if !capacity.Known {
+			// Before --replace cancels: the room counts the slots of the
+			// jobs it replaces.
+			capacity = FlinkRoom(ctx, rest, name, *ReplaceFlag)
+		}
+		jobs, err := rest.Jobs(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("--flink-rest=%s: %w", rest.Base, err)
+		}
+		var running []FlinkJob
+		for _, j := range jobs {
+			if flinkJobIs(j.Name, name) {
+				before[j.ID] = true
+				if j.Active() {
+					running = append(running, j)
+				}
+			}
 		}
 		if len(running) > 0 && !*ReplaceFlag {
 			slog.Info("the Flink job already runs: not submitting a second one (--replace cancels it and submits)",
@@ -173,6 +190,25 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Optio
 			if err := rest.Cancel(ctx, j.ID, time.Minute); err != nil {
 				return nil, fmt.Errorf("--replace: %w", err)
 			}
+		}
+	}
+
+	cc, err := grpcx.Dial(ctx, endpoint, 2*time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to job service %s: %w", endpoint, err)
+	}
+	defer cc.Close()
+	client := jobpb.NewJobServiceClient(cc)
+	if rest == nil {
+		if r, done, err := submittedBefore(ctx, client, name, endpoint); done {
+			return r, err
+		}
+	}
+
+	parallelism := flinkParallelism(opts)
+	if parallelism > 0 {
+		if err := capacity.CheckSlots(parallelism); err != nil {
+			return nil, err
 		}
 	}
 
@@ -224,18 +260,12 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Optio
 		return nil, err
 	}
 
-	cc, err := grpcx.Dial(ctx, endpoint, 2*time.Minute)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to job service %s: %w", endpoint, err)
-	}
-	defer cc.Close()
-	client := jobpb.NewJobServiceClient(cc)
 	opt := &runnerlib.JobOptions{
 		Name:         name,
 		Experiments:  jobopts.GetExperiments(),
 		Worker:       *jobopts.WorkerBinary,
 		RetainDocker: *jobopts.RetainDockerContainers,
-		Parallelism:  flinkParallelism(opts),
+		Parallelism:  parallelism,
 		Loopback:     loopback,
 	}
 	prepID, artifacts, token, err := runnerlib.Prepare(ctx, extraOptionsClient{client, fo.options()}, pipe, opt)
@@ -244,7 +274,7 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Optio
 	}
 	artifacts = reachableEndpoint(artifacts, endpoint)
 	slog.Info("prepared Flink job", "job", name, "preparation", prepID, "parallelism", opt.Parallelism,
-		"options", fo.options(), "artifact_endpoint", artifacts)
+		"cluster", capacity.String(), "options", fo.options(), "artifact_endpoint", artifacts)
 	retrieval, err := runnerlib.Stage(ctx, prepID, artifacts, bin, token)
 	if err != nil {
 		return nil, err
@@ -254,13 +284,22 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Optio
 		return nil, err
 	}
 	slog.Info("submitted Flink job", "job", name, "job_id", jobID, "endpoint", endpoint)
+	tw := taskWait{client: client, jobID: jobID, name: name, rest: rest, before: before, capacity: capacity, wait: *AsyncWaitFlag, bounded: !fo.Unbounded}
 
 	if async {
-		fj, err := waitRunning(ctx, client, jobID, rest, name, *AsyncWaitFlag)
-		if err != nil {
+		fj, err := tw.run(ctx)
+		switch {
+		case errors.Is(err, errJobEnded):
+			slog.Info("--async: the Flink job has finished already; returning", "job", name, "job_id", jobID)
+			return flinkResult{jobID: jobID}, nil
+		case err != nil:
+			cancelFlink(client, jobID, rest, name)
 			return flinkResult{jobID: jobID}, err
 		}
-		slog.Info("--async: the Flink job runs; returning", "job", name, "job_id", jobID, "flink_job", fj.ID)
+		if rest == nil {
+			slog.Warn("--async: the job server says the job runs; without --flink-rest nobody checked that Flink's tasks got their slots", "job", name, "job_id", jobID)
+		}
+		slog.Info("--async: the Flink job runs, every task RUNNING; returning", "job", name, "job_id", jobID, "flink_job", fj.ID, "parallelism", fj.Parallelism())
 		return flinkResult{jobID: jobID}, nil
 	}
 
@@ -280,8 +319,26 @@ func runFlink(ctx context.Context, p *beam.Pipeline, fo FlinkOptions, opts Optio
 	defer stopWaiting()
 	finished := make(chan error, 1)
 	go func() { finished <- runnerlib.WaitForCompletion(waitCtx, client, jobID) }()
+	notRunning := make(chan error, 1)
+	if rest != nil {
+		go func() {
+			fj, err := tw.run(waitCtx)
+			switch {
+			case err == nil:
+				slog.Info("the Flink job runs, every task RUNNING", "job", name, "job_id", jobID, "flink_job", fj.ID, "parallelism", fj.Parallelism())
+			case errors.Is(err, errJobEnded) || waitCtx.Err() != nil:
+			default:
+				notRunning <- err
+			}
+		}()
+	}
 	select {
 	case err = <-finished:
+	case err = <-notRunning:
+		// Not a job that runs: cancel it rather than wait for ever.
+		close(done)
+		cancelFlink(client, jobID, rest, name)
+		return flinkResult{jobID: jobID}, err
 	case <-stopped:
 		// Cancelled: the job server reports the end soon, or not at all
 		// (its invocation of a remote job can outlive the Flink job).
@@ -322,43 +379,6 @@ func cancelFlink(client jobpb.JobServiceClient, jobID string, rest *FlinkREST, n
 	}
 	if err != nil {
 		slog.Error("cancelling the Flink job through its REST API failed", "job", name, "flink_rest", rest.Base, "err", err)
-	}
-}
-
-// waitRunning waits until the job runs: on Flink's REST API when known (the
-// Flink job RUNNING), else on the job server's state. It fails when the job
-// ends first.
-func waitRunning(ctx context.Context, client jobpb.JobServiceClient, jobID string, rest *FlinkREST, name string, wait time.Duration) (FlinkJob, error) {
-	deadline := time.Now().Add(wait)
-	for {
-		st, err := client.GetState(ctx, &jobpb.GetJobStateRequest{JobId: jobID})
-		if err == nil {
-			switch st.GetState() {
-			case jobpb.JobState_FAILED, jobpb.JobState_CANCELLED, jobpb.JobState_DONE, jobpb.JobState_DRAINED:
-				return FlinkJob{}, fmt.Errorf("job %s is %v before it ran", jobID, st.GetState())
-			case jobpb.JobState_RUNNING:
-				if rest == nil {
-					return FlinkJob{ID: jobID, Name: name, State: "RUNNING"}, nil
-				}
-			}
-		}
-		if rest != nil {
-			if jobs, err := rest.Jobs(ctx); err == nil {
-				for _, j := range jobs {
-					if flinkJobIs(j.Name, name) && j.State == "RUNNING" {
-						return j, nil
-					}
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			return FlinkJob{}, fmt.Errorf("--async: job %s not RUNNING after %v (--async-wait)", jobID, wait)
-		}
-		select {
-		case <-ctx.Done():
-			return FlinkJob{}, ctx.Err()
-		case <-time.After(time.Second):
-		}
 	}
 }
 

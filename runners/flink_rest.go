@@ -189,36 +189,6 @@ func CancelFlinkJobs(ctx context.Context, restURL, name string) ([]FlinkJob, err
 	return jobs, nil
 }
 
-// WaitRunning waits until a Flink job of the Beam job name is RUNNING, and
-// returns it. It fails when the job ends first, or after wait.
-func (r *FlinkREST) WaitRunning(ctx context.Context, name string, wait time.Duration) (FlinkJob, error) {
-	deadline := time.Now().Add(wait)
-	var last []FlinkJob
-	for {
-		jobs, err := r.Jobs(ctx)
-		if err == nil {
-			last = last[:0]
-			for _, j := range jobs {
-				if !flinkJobIs(j.Name, name) {
-					continue
-				}
-				last = append(last, j)
-				if j.State == "RUNNING" {
-					return j, nil
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			return FlinkJob{}, fmt.Errorf("%w: no Flink job %q RUNNING after %v (jobs of that name: %v; last error: %v)", ErrFlinkREST, name, wait, last, err)
-		}
-		select {
-		case <-ctx.Done():
-			return FlinkJob{}, ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
-}
-
 // LoopbackFlinkRESTs returns the URLs of Flink's REST API on 127.0.0.1 at
 // each port of ports, a range in Flink's rest.bind-port syntax ("8081-8089"
 // or "8081"). Beam's job server starts a MiniCluster per job, whose REST API

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -84,9 +83,6 @@ func TestFlinkRESTActiveJobsAndCancel(t *testing.T) {
 	}
 	if got, _ := r.ActiveJobs(ctx, "silver"); len(got) != 1 {
 		t.Errorf("the cancel touched another pipeline's job: %v", got)
-	}
-	if _, err := r.WaitRunning(ctx, "bronze", 100*time.Millisecond); err == nil {
-		t.Error("WaitRunning on a cancelled job: want an error after the wait")
 	}
 }
 

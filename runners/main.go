@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/runners/lineage"
 	"github.com/haade/haade/runners/obs"
@@ -36,6 +37,24 @@ type Common struct {
 	Lineage string
 	// Bounded reads what exists at start, commits it, and exits.
 	Bounded bool
+	// Flink is what the Flink cluster had room for when the run started:
+	// Main asks Flink's REST API (--runner=flink with --flink-rest) before
+	// the first Build. Unknown otherwise. Not a flag.
+	Flink FlinkCapacity
+}
+
+// setFlink sets c.Flink: Main reaches it through the Config that embeds c.
+func (c *Common) setFlink(f FlinkCapacity) { c.Flink = f }
+
+// FlinkParallelism is the parallelism of the Flink job of a pipeline whose
+// input has n parts (bronze: the partitions): --parallelism when given,
+// else n, capped on a fixed cluster by its free slots (the slot rule,
+// flink_slots.go). why says which, for the log and the summary.
+func (c Common) FlinkParallelism(n int) (p int, why string) {
+	if *jobopts.Parallelism > 0 {
+		return *jobopts.Parallelism, "--parallelism"
+	}
+	return c.Flink.DefaultParallelism(n)
 }
 
 // Shared returns c. Through it, every Config that embeds Common is a
@@ -192,7 +211,7 @@ func exitCode(err error, def int) int {
 // pipeline, prints to stdout and stderr, and returns the exit code.
 func (p Pipeline[C]) Run(args []string, getenv func(string) string, stdout, stderr io.Writer) (code int) {
 	fs := NewFlagSet(p.Name)
-	cfg, code, ok := parseCommand(fs, p.Name, args, getenv, stdout, stderr, p.Flags, func() {
+	cfg, code, ok := parseCommand(fs, p.Name, args, getenv, stdout, stderr, absolutePaths(p.Flags), func() {
 		if f := fs.Lookup("worker"); f != nil && f.Value.String() == "true" {
 			startWorker(fs, stderr)
 		}
@@ -279,6 +298,16 @@ func (p Pipeline[C]) Run(args []string, getenv func(string) string, stdout, stde
 		p.Lineage(cfg, lin)
 	}
 
+	if common.Runner == "flink" && *FlinkRESTFlag != "" && !*CancelFlag {
+		if rest, err := NewFlinkREST(*FlinkRESTFlag); err == nil {
+			room := FlinkRoom(ctx, rest, flinkJobName(Options{Name: common.Pipeline}), *ReplaceFlag)
+			if s, ok := any(&cfg).(interface{ setFlink(FlinkCapacity) }); ok {
+				s.setFlink(room)
+			}
+			common.Flink = room
+		}
+	}
+
 	started := time.Now()
 	progressOn := false
 	for {
@@ -294,7 +323,14 @@ func (p Pipeline[C]) Run(args []string, getenv func(string) string, stdout, stde
 			progressOn = true
 			go obs.Progress(ctx, stderr, 5*time.Second)
 		}
-		slog.Info("running", append([]any{"pipeline", p.Name, "runner", common.Runner, "bounded", common.Bounded}, job.Describe...)...)
+		describe := append([]any{"pipeline", p.Name, "runner", common.Runner, "bounded", common.Bounded}, job.Describe...)
+		parallelism := job.Parallelism
+		if common.Runner == "flink" && job.Parallelism > 0 {
+			var why string
+			parallelism, why = common.FlinkParallelism(job.Parallelism)
+			describe = append(describe, "flink_parallelism", parallelism, "flink_parallelism_from", why)
+		}
+		slog.Info("running", describe...)
 		var replanned atomic.Bool
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		if job.Watch != nil {
@@ -303,7 +339,7 @@ func (p Pipeline[C]) Run(args []string, getenv func(string) string, stdout, stde
 				Stop()
 			})
 		}
-		_, err = RunWith(runCtx, common.Runner, pl, Options{Unbounded: !common.Bounded, Name: common.Pipeline, Parallelism: job.Parallelism})
+		_, err = RunWith(runCtx, common.Runner, pl, Options{Unbounded: !common.Bounded, Name: common.Pipeline, Parallelism: parallelism, Cluster: common.Flink})
 		stopWatch()
 		if err != nil {
 			if runCtx.Err() != nil {

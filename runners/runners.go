@@ -60,9 +60,13 @@ type Options struct {
 	// go-job-N-TIME.
 	Name string
 	// Parallelism is the Flink job's parallelism when --parallelism is not
-	// given, for example the number of Kafka partitions. 0: the job server's
-	// default (parallelism.default of its Flink configuration).
+	// given, for example the number of Kafka partitions (Main passes it
+	// capped: Common.FlinkParallelism). 0: the job server's default
+	// (parallelism.default of its Flink configuration).
 	Parallelism int
+	// Cluster is what the Flink cluster had room for (FlinkRoom); unknown:
+	// runFlink asks its REST API itself when --flink-rest is given.
+	Cluster FlinkCapacity
 }
 
 // Run runs p on the runner and waits for it to finish.
@@ -72,11 +76,13 @@ func Run(ctx context.Context, runner string, p *beam.Pipeline) (beam.PipelineRes
 
 // RunWith runs p on the runner with opts and waits for it to finish.
 //
-// On Flink (runFlink): with --async it returns once the job runs; with
-// --flink-rest it submits nothing when a job of the same name runs
-// (AlreadyRunning tells), and cancelling ctx cancels the Flink job through
-// Flink's REST API, returning once Flink has stopped it. Without
-// --flink-rest, cancelling ctx cancels the job on the job server only.
+// On Flink (runFlink): with --async it returns once the job runs (with
+// --flink-rest: every task RUNNING); it submits nothing when a job of the
+// same name runs (AlreadyRunning tells; Flink's REST API says so, else the
+// job server's list of jobs); and with --flink-rest cancelling ctx cancels
+// the Flink job through Flink's REST API, returning once Flink has stopped
+// it. Without --flink-rest, cancelling ctx cancels the job on the job
+// server only.
 func RunWith(ctx context.Context, runner string, p *beam.Pipeline, opts Options) (beam.PipelineResult, error) {
 	if runner == "flink" {
 		return runFlink(ctx, p, FlinkOptions{Unbounded: opts.Unbounded, MaxBundleTime: *MaxBundleTimeFlag, NoStagedJars: *FlinkClusterClasspathFlag}, opts)

@@ -113,7 +113,7 @@ func (f *overwriteFn) ProcessElement(ctx context.Context, _ int, values func(*be
 	if progress == nil {
 		progress = offsets.Offsets{} // "{}" in the summary, as before
 	}
-	cat, err := f.Catalog.Open(ctx)
+	cat, err := f.Catalog.OpenExisting(ctx)
 	if err != nil {
 		return err
 	}

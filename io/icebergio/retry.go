@@ -66,6 +66,7 @@ func jitter(d time.Duration) time.Duration {
 type permanentError struct{ err error }
 
 func (p permanentError) Error() string { return p.err.Error() }
+func (p permanentError) Unwrap() error { return p.err }
 
 // Permanent marks err as not worth retrying: Retry returns it at once.
 func Permanent(err error) error { return permanentError{err} }

@@ -268,7 +268,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 		start = offsets.Offsets{}
 	}
 	return Retry(ctx, defaultBackoff, "open catalog", f.Ident, func() error {
-		cat, err := f.Catalog.Open(ctx)
+		cat, err := f.Catalog.OpenExisting(ctx)
 		if err != nil {
 			return err
 		}

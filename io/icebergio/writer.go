@@ -105,7 +105,7 @@ type windowBuf struct {
 
 func (f *writeFn) Setup(ctx context.Context) error {
 	return Retry(ctx, defaultBackoff, "open table", f.Ident, func() error {
-		cat, err := f.Catalog.Open(ctx)
+		cat, err := f.Catalog.OpenExisting(ctx)
 		if err != nil {
 			return err
 		}

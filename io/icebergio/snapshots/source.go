@@ -181,7 +181,7 @@ func (f *snapshotsFn) ProcessElement(ctx context.Context, we *sourceWatermark, r
 func (f *snapshotsFn) read(ctx context.Context, start, end int64, claim func(any) bool, emit func(beam.EventTime, SnapshotRows)) (int64, error) {
 	var tbl *table.Table
 	err := icebergio.Retry(ctx, icebergio.Backoff{}, "load source table", f.Ident, func() error {
-		cat, err := f.Catalog.Open(ctx)
+		cat, err := f.Catalog.OpenExisting(ctx)
 		if err != nil {
 			return err
 		}

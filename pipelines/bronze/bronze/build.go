@@ -13,7 +13,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
-	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/enrich"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
@@ -90,7 +89,8 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 
 	// On Flink each partition's read is keyed by its element: spread them
 	// over the job's subtasks, one each when there are enough.
-	parts = kafkaio.Spread(parts, runners.FlinkParallelism(len(parts)))
+	parallelism, _ := cfg.FlinkParallelism(len(parts))
+	parts = kafkaio.Spread(parts, parallelism)
 	records := kafkaio.Read(s, cfg.Kafka, parts)
 	good, bad := parseEvents(s, records, cfg.Registry)
 	good = enrich.IngestedAt(s, good)

@@ -1,0 +1,265 @@
+//go:build e2e
+
+package flinke2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/runners"
+)
+
+// TestFlinkSubmitE2E checks what a submission to the standalone cluster
+// (testing/services/flinkcluster.sh: two TaskManagers of 4 slots) tells its
+// user, with PROCESS workers:
+//
+//   - SlotsAbove: --parallelism above the free slots with --async exits non-zero with one line
+//     naming the slots and --parallelism, and leaves no job running;
+//   - DefaultFits: without --parallelism, a topic of more partitions than free slots gets the
+//     free slots as parallelism, and --async returns with every task RUNNING;
+//   - AgainWithoutREST: the same --async submission without --flink-rest asks the job server,
+//     says the job runs, exits 0 and starts no second job;
+//   - RelativeCatalog: bronze with the default, relative --catalog-uri and --warehouse lands its
+//     rows in the catalog of the directory it was started in (the workers run in the job
+//     server's); with EXTERNAL workers the same command is refused in one line naming the flag.
+func TestFlinkSubmitE2E(t *testing.T) {
+	start := time.Now()
+	root := repoRoot(t)
+	s3Endpoint := "http://127.0.0.1:" + envOr("MINIO_PORT", "9000")
+	restURL := "http://127.0.0.1:" + envOr("FLINKC_REST_PORT", "8081")
+	endpoint := "127.0.0.1:" + envOr("FLINK_JOB_PORT", "8099")
+
+	svc := &services{t: t, root: root}
+	svc.ensure("kafka", nil)
+	svc.ensure("minio", nil)
+	svc.ensure("flinkcluster", []string{"FLINK_CHECKPOINT_DIR=s3://warehouse/checkpoints/bronze", "FLINK_S3_ENDPOINT=" + s3Endpoint})
+	clusterEnv, err := svc.script("flinkcluster", nil, "env")
+	if err != nil {
+		t.Fatalf("flinkcluster.sh env: %v", err)
+	}
+	workerCmd := exportValue(t, clusterEnv, "HAADE_FLINK_WORKER_COMMAND")
+	boot := exportValue(t, clusterEnv, "HAADE_FLINK_BOOT")
+	t.Logf("services ready after %v", time.Since(start).Round(time.Second))
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bronze")
+	build := exec.Command("nice", "-n", "10", "go", "build", "-o", bin, "./pipelines/bronze")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the worker binary: static
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./pipelines/bronze: %v\n%s", err, out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	rest, err := runners.NewFlinkREST(restURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTaskManagers(ctx, t, rest, 2)
+	room, err := rest.Capacity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !room.Fixed() || room.SlotsFree < 2 {
+		t.Fatalf("the standalone cluster: %s; want a fixed cluster with free slots (is another job running?)", room)
+	}
+	t.Logf("the cluster: %s", room)
+
+	brokers := []string{"127.0.0.1:" + envOr("KAFKA_PORT", "9092")}
+	stamp := time.Now().UnixNano()
+	envCfg, _ := json.Marshal(map[string]any{"command": workerCmd, "env": map[string]string{
+		"AWS_ACCESS_KEY_ID": "minioadmin", "AWS_SECRET_ACCESS_KEY": "minioadmin", "AWS_REGION": "us-east-1",
+		"HAADE_FLINK_BOOT": boot,
+	}})
+	env := append(os.Environ(), "AWS_ACCESS_KEY_ID=minioadmin", "AWS_SECRET_ACCESS_KEY=minioadmin", "AWS_REGION=us-east-1")
+	flinkArgs := func(job, topic string, extra ...string) []string {
+		return append([]string{"--runner=flink", "--endpoint=" + endpoint,
+			"--environment_type=PROCESS", "--environment_config=" + string(envCfg), "--worker_binary=" + bin,
+			"--job_name=" + job, "--brokers=" + strings.Join(brokers, ","), "--topic=" + topic,
+			"--commit-interval=2s", "--metrics-addr="}, extra...)
+	}
+	// A topic of more partitions than the free slots, tables on MinIO.
+	wide := fmt.Sprintf("haade.e2e.flinksubmit.%d", stamp)
+	widePartitions := int32(room.SlotsFree + 4)
+	createTopic(ctx, t, brokers, wide, widePartitions)
+	catalog := []string{"--catalog=sql", "--catalog-uri=" + filepath.Join(dir, "catalog.db"),
+		"--warehouse=" + fmt.Sprintf("s3://warehouse/e2e-flinksubmit-%d/", stamp), "--s3-endpoint=" + s3Endpoint,
+		"--pipeline-id=bronze-e2e-flinksubmit"}
+	job := fmt.Sprintf("haadee2esubmit%d", stamp)
+
+	t.Run("SlotsAbove", func(t *testing.T) {
+		p := room.SlotsTotal + 4
+		sub := submit(t, bin, append(flinkArgs(job+"x", wide, catalog...), "--flink-rest="+restURL, "--async", fmt.Sprintf("--parallelism=%d", p)),
+			env, filepath.Join(dir, "slots-above.log"))
+		err := sub.wait(5 * time.Minute)
+		if err == nil {
+			sub.dump(t)
+			t.Fatalf("--parallelism=%d on %d free slots: exit 0, want non-zero", p, room.SlotsFree)
+		}
+		lines := commandLines(t, sub.log, "bronze: ")
+		if len(lines) != 1 || !strings.Contains(lines[0], "slots") || !strings.Contains(lines[0], "--parallelism") ||
+			!strings.Contains(lines[0], fmt.Sprintf("parallelism %d needs %d slots", p, p)) {
+			sub.dump(t)
+			t.Fatalf("want one line naming the slots and --parallelism, got %q", lines)
+		}
+		if jobs := activeJobs(ctx, t, rest, job+"x"); len(jobs) != 0 {
+			t.Fatalf("after the refusal: active Flink jobs %v, want none", jobs)
+		}
+		t.Logf("%v: %s", err, lines[0])
+	})
+
+	var flinkJob string
+	t.Run("DefaultFits", func(t *testing.T) {
+		t0 := time.Now()
+		sub := submit(t, bin, append(flinkArgs(job, wide, catalog...), "--flink-rest="+restURL, "--async"), env, filepath.Join(dir, "default.log"))
+		if err := sub.wait(8 * time.Minute); err != nil {
+			sub.dump(t)
+			t.Fatalf("--async with the default parallelism: %v, want exit 0", err)
+		}
+		running := activeJobs(ctx, t, rest, job)
+		if len(running) != 1 {
+			t.Fatalf("after --async: Flink jobs %v, want one", running)
+		}
+		flinkJob = running[0].ID
+		d, err := rest.Job(ctx, flinkJob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.AllRunning() {
+			states, _ := d.TaskStates()
+			t.Fatalf("--async returned with tasks %s, want every task RUNNING", states)
+		}
+		if d.Parallelism() != room.SlotsFree {
+			t.Errorf("parallelism %d for %d partitions on %d free slots, want %d", d.Parallelism(), widePartitions, room.SlotsFree, room.SlotsFree)
+		}
+		if b, _ := os.ReadFile(sub.log); !strings.Contains(string(b), fmt.Sprintf("flink_parallelism=%d", room.SlotsFree)) ||
+			!strings.Contains(string(b), "free slots, fewer than the") {
+			sub.dump(t)
+			t.Errorf("the run's log does not say which parallelism it used, and why")
+		}
+		t.Logf("--async returned after %v; Flink job %s: parallelism %d, every task RUNNING", time.Since(t0).Round(time.Second), flinkJob, d.Parallelism())
+	})
+
+	t.Run("AgainWithoutREST", func(t *testing.T) {
+		if flinkJob == "" {
+			t.Fatal("DefaultFits left no job to submit again")
+		}
+		sub := submit(t, bin, append(flinkArgs(job, wide, catalog...), "--async"), env, filepath.Join(dir, "again.log"))
+		if err := sub.wait(3 * time.Minute); err != nil {
+			sub.dump(t)
+			t.Fatalf("second submission without --flink-rest: %v, want exit 0", err)
+		}
+		if b, _ := os.ReadFile(sub.log); !strings.Contains(string(b), "already runs") {
+			sub.dump(t)
+			t.Errorf("second submission: no line saying the job already runs")
+		}
+		if again := activeJobs(ctx, t, rest, job); len(again) != 1 || again[0].ID != flinkJob {
+			t.Fatalf("after a second submission without --flink-rest: Flink jobs %v, want only %s", again, flinkJob)
+		}
+		stop := submit(t, bin, append(flinkArgs(job, wide, catalog...), "--flink-rest="+restURL, "--cancel"), env, filepath.Join(dir, "cancel.log"))
+		if err := stop.wait(3 * time.Minute); err != nil {
+			stop.dump(t)
+			t.Fatalf("--cancel: %v", err)
+		}
+		if jobs := activeJobs(ctx, t, rest, job); len(jobs) != 0 {
+			t.Fatalf("after --cancel: %v still active", jobs)
+		}
+	})
+
+	t.Run("RelativeCatalog", func(t *testing.T) {
+		// The cancelled job's slots come back before the room is asked for.
+		deadline := time.Now().Add(time.Minute)
+		for c, err := rest.Capacity(ctx); err != nil || c.SlotsFree < room.SlotsFree; c, err = rest.Capacity(ctx) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the cluster's free slots did not come back within a minute: %s (%v)", c, err)
+			}
+			time.Sleep(time.Second)
+		}
+		topic := fmt.Sprintf("haade.e2e.flinkpaths.%d", stamp)
+		createTopic(ctx, t, brokers, topic, 4)
+		prod := &producer{t: t, brokers: brokers, topic: topic}
+		prod.produce(ctx, 1000, 7, true)
+		work := filepath.Join(dir, "work")
+		if err := os.Mkdir(work, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		pathsJob := fmt.Sprintf("haadee2epaths%d", stamp)
+		// Workers elsewhere: the default relative catalog is refused, naming the flag.
+		ext := submitIn(t, work, bin, []string{"--runner=flink", "--endpoint=" + endpoint, "--environment_type=EXTERNAL",
+			"--environment_config=127.0.0.1:1", "--job_name=" + pathsJob, "--brokers=" + strings.Join(brokers, ","), "--topic=" + topic,
+			"--bounded", "--metrics-addr="}, env, filepath.Join(dir, "external.log"))
+		err := ext.wait(time.Minute)
+		if lines := commandLines(t, ext.log, "bronze: "); err == nil || len(lines) != 1 || !strings.Contains(lines[0], "--catalog-uri=lakehouse/catalog.db") {
+			ext.dump(t)
+			t.Fatalf("EXTERNAL workers with the default catalog: %v, lines %q; want a refusal naming --catalog-uri", err, lines)
+		}
+		// Workers here (PROCESS, started in the job server's directory): the rows land in the
+		// catalog of the directory bronze was started in.
+		sub := submitIn(t, work, bin, append(flinkArgs(pathsJob, topic), "--flink-rest="+restURL, "--bounded",
+			"--pipeline-id=bronze-e2e-flinkpaths"), env, filepath.Join(dir, "relative.log"))
+		if err := sub.wait(10 * time.Minute); err != nil {
+			sub.dump(t)
+			t.Fatalf("bounded run with the default catalog: %v", err)
+		}
+		if b, _ := os.ReadFile(sub.log); !strings.Contains(string(b), "on Flink with parallelism 4: the partition count") {
+			sub.dump(t)
+			t.Errorf("the summary does not say which parallelism was used")
+		}
+		cat := icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(work, "lakehouse", "catalog.db"),
+			Warehouse: filepath.Join(work, "lakehouse", "warehouse")}
+		got := checkExactlyOnce(ctx, t, cat, prod.produced(), true)
+		t.Logf("default catalog: %d bronze + %d dead letters in %s, exactly once", got.bronze, got.dlq, cat.URI)
+	})
+}
+
+// commandLines returns the lines of a command's output that start with
+// prefix: its own messages, not the log lines (which start with time=).
+func commandLines(t *testing.T, log, prefix string) []string {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// submitIn is submit with the command started in dir.
+func submitIn(t *testing.T, dir, bin string, args, env []string, logPath string) *submitter {
+	t.Helper()
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &submitter{cmd: cmd, log: logPath, done: make(chan error, 1)}
+	go func() { s.done <- cmd.Wait(); f.Close() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	})
+	return s
+}
