@@ -48,12 +48,3 @@ func Groups(parts []Partition, readers int) []Group {
 	}
 	return groups
 }
-
-// partitionsOf returns the partitions of groups, in group order.
-func partitionsOf(groups []Group) []Partition {
-	var parts []Partition
-	for _, g := range groups {
-		parts = append(parts, g.Parts...)
-	}
-	return parts
-}
