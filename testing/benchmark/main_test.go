@@ -36,16 +36,11 @@ func testConfig(events, partitions int) Config {
 		Counts: []int{partitions}, Modes: []string{"loop", "beam"}, Topic: topic, Readers: 8}
 }
 
-var ratioLine = regexp.MustCompile(`(?m)^bronze / loop, (process start to exit|run start to last commit): (\d+\.\d\d) \(median (\d+\.\d\d)\)$`)
-
-// With --broker-process the parent preloads one broker process, times each
-// child from exec to exit, checks its tables after it exits and prints the
-// ratio of both timings.
-func TestParentBrokerProcess(t *testing.T) {
-	t.Setenv(asCommand, "1")
-	cfg := testConfig(20_000, 2)
-	cfg.BrokerProcess = true
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+// runParent runs parent with cfg within limit, fails the test on an error,
+// logs its output and removes the child logs when the test ends.
+func runParent(t *testing.T, cfg Config, limit time.Duration) ([]result, *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	var out bytes.Buffer
 	rs, err := parent(ctx, cfg, &out)
@@ -56,6 +51,19 @@ func TestParentBrokerProcess(t *testing.T) {
 		t.Fatalf("parent: %v\n%s", err, out.String())
 	}
 	t.Logf("\n%s", out.String())
+	return rs, &out
+}
+
+var ratioLine = regexp.MustCompile(`(?m)^bronze / loop, (process start to exit|run start to last commit): (\d+\.\d\d) \(median (\d+\.\d\d)\)$`)
+
+// With --broker-process the parent preloads one broker process, times each
+// child from exec to exit, checks its tables after it exits and prints the
+// ratio of both timings.
+func TestParentBrokerProcess(t *testing.T) {
+	t.Setenv(asCommand, "1")
+	cfg := testConfig(20_000, 2)
+	cfg.BrokerProcess = true
+	rs, out := runParent(t, cfg, 2*time.Minute)
 
 	type counts struct {
 		Mode        string
@@ -176,17 +184,7 @@ func TestParentKafkaPartitionCounts(t *testing.T) {
 	cfg.Counts, cfg.Modes, cfg.Kafka, cfg.Readers = []int{2, 6}, []string{"beam"}, strings.Join(k.Brokers(), ","), 4
 	cfg.CommitInterval = time.Second
 	cfg.Results = filepath.Join(t.TempDir(), "results.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var out bytes.Buffer
-	rs, err := parent(ctx, cfg, &out)
-	if m := regexp.MustCompile(`child logs in (\S+)`).FindStringSubmatch(out.String()); m != nil {
-		t.Cleanup(func() { os.RemoveAll(m[1]) })
-	}
-	if err != nil {
-		t.Fatalf("parent: %v\n%s", err, out.String())
-	}
-	t.Logf("\n%s", out.String())
+	rs, out := runParent(t, cfg, 3*time.Minute)
 	var got []int
 	for _, r := range rs {
 		got = append(got, r.Partitions)
@@ -210,7 +208,7 @@ func TestParentKafkaPartitionCounts(t *testing.T) {
 		t.Errorf("results file: %v, %.200s", err, b)
 	}
 	// A second parent reuses the topics: no second preload.
-	if _, _, err := ensureTopic(ctx, cfg, 6); err != nil {
+	if _, _, err := ensureTopic(context.Background(), cfg, 6); err != nil {
 		t.Errorf("ensureTopic again: %v", err)
 	}
 }
