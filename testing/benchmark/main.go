@@ -118,9 +118,9 @@ type result struct {
 	// ProcessCPUSeconds is the child's user + system time from its
 	// ProcessState, under the same condition.
 	ProcessCPUSeconds float64 `json:"process_cpu_s,omitempty"`
-	// PeakGoroutines is the most goroutines the run had at once, and
-	// PeakConns the most TCP connections it held to the broker's port
-	// (with --brokers), both sampled every 100 ms.
+	// PeakGoroutines is the most goroutines the run had at once, sampled
+	// every 100 ms, and PeakConns the most TCP connections it held to the
+	// broker's port (with --brokers), sampled every second.
 	PeakGoroutines int
 	PeakConns      int
 	// LastRead is when the run's Kafka read last counted records
