@@ -71,18 +71,19 @@ type Config struct {
 	// at least that spacing, at the cost of as much freshness. Default 50ms.
 	CaughtUpWait time.Duration
 	// FetchMaxPartitionBytes bounds one fetch of one partition. Default
-	// DefaultFetchMaxPartitionBytes. Each partition holds up to two fetches
-	// ahead, decompressed, while the bundle reads other partitions (the one
+	// DefaultFetchMaxPartitionBytes. Each group holds up to two fetches
+	// ahead, decompressed, while the bundle reads other groups (the one
 	// franz-go buffers and the poll consumer.prefetch holds): with a
 	// backlog, 8 MiB per partition held about 1 GB for 8 partitions
-	// (testing/benchmark, before the prefetch).
+	// (testing/benchmark, before the prefetch). A fetch of a group's
+	// client carries at most 8 MiB (maxGroupFetchBytes).
 	FetchMaxPartitionBytes int32
 	// ClientMetricsPerPartition serves franz-go's client metrics (kgo_*)
-	// of each partition's client on its own, with the request-duration
-	// histogram. Default false: the read's clients are summed into one
-	// series per read, broker and topic (client="read/TOPIC"), without
-	// histograms, so that a topic of a thousand partitions does not make
-	// a thousand series sets.
+	// of each group's client (client="read/TOPIC/GROUP") on its own, with
+	// the request-duration histogram. The name is older than groups: a
+	// client read one partition then. Default false: the read's clients
+	// are summed into one series per read, broker and topic
+	// (client="read/TOPIC"), without histograms.
 	ClientMetricsPerPartition bool
 }
 
@@ -199,11 +200,11 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
-// consumerOptions are the options of a client that reads one partition from
-// offset at. Offsets are never reset silently: an out-of-range offset is an
-// error. Control records are kept so that the read can step over
-// transaction markers and still claim every offset.
-func (c Config) consumerOptions(partition int32, at int64) ([]kgo.Opt, error) {
+// consumerOptions are the options of a client that reads the partitions of
+// at, each from its offset. Offsets are never reset silently: an
+// out-of-range offset is an error. Control records are kept so that the
+// read can step over transaction markers and still claim every offset.
+func (c Config) consumerOptions(at map[int32]int64) ([]kgo.Opt, error) {
 	opts, err := c.ClientOptions()
 	if err != nil {
 		return nil, err
@@ -212,16 +213,35 @@ func (c Config) consumerOptions(partition int32, at int64) ([]kgo.Opt, error) {
 	if c.ReadUncommitted {
 		iso = kgo.ReadUncommitted()
 	}
+	offs := make(map[int32]kgo.Offset, len(at))
+	for p, o := range at {
+		offs[p] = kgo.NewOffset().At(o)
+	}
 	return append(opts,
 		kgo.WithLogger(clientLogger()),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{c.Topic: {partition: kgo.NewOffset().At(at)}}),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{c.Topic: offs}),
 		kgo.ConsumeResetOffset(kgo.NoResetOffset()),
 		kgo.FetchIsolationLevel(iso),
 		kgo.KeepControlRecords(),
 		kgo.WithPools(recordSlices),
 		kgo.FetchMaxPartitionBytes(c.FetchMaxPartitionBytes),
+		kgo.FetchMaxBytes(groupFetchBytes(c.FetchMaxPartitionBytes, len(at))),
 		kgo.FetchMaxWait(200*time.Millisecond),
 	), nil
+}
+
+// maxGroupFetchBytes bounds one fetch of a group's client: 8 MiB, against
+// franz-go's default of 50 MiB. A group holds up to three fetches,
+// decompressed (the one franz-go buffers, the poll consumer.prefetch
+// holds, and the one the call cuts into batches), so 8 groups hold at most
+// about 200 MiB however many partitions they read.
+const maxGroupFetchBytes = 8 << 20
+
+// groupFetchBytes is the most one fetch of a client of n partitions
+// carries: a partition's bytes each, up to maxGroupFetchBytes, and never
+// less than one partition's.
+func groupFetchBytes(perPartition int32, n int) int32 {
+	return max(perPartition, int32(min(int64(perPartition)*int64(n), maxGroupFetchBytes)))
 }
 
 // unbounded is the end of a restriction with no end.

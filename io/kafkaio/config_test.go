@@ -219,7 +219,7 @@ func TestClientLogsReachSlog(t *testing.T) {
 	defer slog.SetDefault(prev)
 
 	cfg := Config{Brokers: []string{"127.0.0.1:1"}, Topic: "events"}
-	c, err := takeConsumer("logs", cfg, 0, 0)
+	c, err := takeConsumer("logs", cfg, 0, from(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// from is the one partition of the consumer tests' groups, read from at.
+func from(at int64) []Partition { return []Partition{{ID: 0, Start: at, End: unbounded}} }
+
 // drain polls c until it has taken n records of partition 0 or the
 // deadline passes, and returns their values in order. c.next moves as a
 // read call moves it: past every record handed over.
@@ -23,10 +26,10 @@ func drain(t *testing.T, c *consumer, n int) []string {
 			t.Fatalf("poll: %v", err)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset != c.next {
-				t.Fatalf("record at offset %d, want %d: a record skipped or repeated", r.Offset, c.next)
+			if r.Offset != c.next[0] {
+				t.Fatalf("record at offset %d, want %d: a record skipped or repeated", r.Offset, c.next[0])
 			}
-			c.next = r.Offset + 1
+			c.next[0] = r.Offset + 1
 			got = append(got, fmt.Sprintf("%d:%s", r.Partition, r.Value))
 		})
 	}
@@ -39,13 +42,13 @@ func drain(t *testing.T, c *consumer, n int) []string {
 // or repeated, and a take at another offset must restart there.
 func TestConsumerPrefetchLosesNothing(t *testing.T) {
 	cfg := startKafka(t, 1)
-	cfg.BatchSize = 100 // many polls: several are held ahead across the take and put
+	cfg.FetchMaxPartitionBytes = 1 << 10 // many polls: several are held ahead across the take and put
 	want := produce(t, client(t, cfg), "pf", map[int32]int{0: 1_000})
 	read := uniqueName(t)
 	t.Cleanup(func() { closeRead(read) })
 	cfg = cfg.withDefaults()
 
-	c, err := takeConsumer(read, cfg, 0, 0)
+	c, err := takeConsumer(read, cfg, 0, from(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +57,7 @@ func TestConsumerPrefetchLosesNothing(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	putConsumer(read, 0, c)
 
-	again, err := takeConsumer(read, cfg, 0, c.next)
+	again, err := takeConsumer(read, cfg, 0, from(c.next[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +71,12 @@ func TestConsumerPrefetchLosesNothing(t *testing.T) {
 	putConsumer(read, 0, again)
 
 	// The runner moved the restriction: a take elsewhere reads from there.
-	moved, err := takeConsumer(read, cfg, 0, 600)
+	moved, err := takeConsumer(read, cfg, 0, from(600))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if moved == again {
-		t.Errorf("take at another offset: the old consumer, positioned at %d", again.next)
+		t.Errorf("take at another offset: the old consumer, positioned at %d", again.next[0])
 	}
 	select {
 	case <-again.done:
@@ -96,7 +99,7 @@ func TestConsumerPrefetchLosesNothing(t *testing.T) {
 func TestConsumerPollEndsAtDeadline(t *testing.T) {
 	cfg := startKafka(t, 1).withDefaults()
 	read := uniqueName(t)
-	c, err := takeConsumer(read, cfg, 0, 0)
+	c, err := takeConsumer(read, cfg, 0, from(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,16 @@
 // Plan lists the partitions of a topic and the offset range to read from
 // each: from offsets a pipeline committed elsewhere (HAADE keeps them in
 // its Iceberg tables), or from the earliest or latest offset, and, for a
-// bounded read, up to the end offsets seen at start. Read is a splittable
-// DoFn with one offset-range restriction per partition, in the shape of
-// Beam's natsio: it emits offsets.Batch elements (transforms/offsets), each with the half-open range of
-// offsets it covers (transaction markers and compacted gaps included, so
-// that the batches of a partition tile its log), stamped with ingestion
-// time. An unbounded read checkpoints itself after Config.CallDuration and
-// resumes when idle; a bounded one ends at its end offsets.
+// bounded read, up to the end offsets seen at start. Groups deals the
+// partitions into a few groups (the readers), and Read is a splittable
+// DoFn with one element per group, read by one franz-go client, whose
+// restriction holds an offset range per partition, in the shape of
+// Beam's natsio: it emits offsets.Batch elements (transforms/offsets), each
+// of one partition, with the half-open range of offsets it covers
+// (transaction markers and compacted gaps included, so that the batches of
+// a partition tile its log), stamped with ingestion time. An unbounded
+// read checkpoints itself after Config.CallDuration and resumes when idle;
+// a bounded one ends at its end offsets.
 //
 // A clean stop of the process (runners.Stop, through internal/stop) ends
 // every read constructed before it at its current position, so that an

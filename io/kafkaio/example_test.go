@@ -39,7 +39,7 @@ func Example() {
 		panic(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	batches := kafkaio.Read(s, cfg, parts)
+	batches := kafkaio.Read(s, cfg, kafkaio.Groups(parts, kafkaio.DefaultReaders))
 	passert.Equals(s, stats.Sum(s, beam.ParDo(s, recordsIn, batches)), len(values))
 	if err := ptest.Run(p); err != nil {
 		panic(err)

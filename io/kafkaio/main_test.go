@@ -32,6 +32,7 @@ func init() {
 	register.DoFn1x2[offsets.Batch, int32, int](&countFn{})
 	register.Function2x1(sumGroup)
 	register.DoFn1x0[int](&addFn{})
+	register.DoFn2x0[offsets.Batch, func(string)](&oversizeFn{})
 }
 
 const topic = "events"
@@ -218,6 +219,15 @@ func keyByPartition(b offsets.Batch) (int32, offsets.Batch) { return b.Partition
 func recordValues(b offsets.Batch, emit func(string)) {
 	for _, r := range b.Records {
 		emit(fmt.Sprintf("%d:%s", b.Partition, r.Value))
+	}
+}
+
+// oversizeFn emits a message for each batch of more than Max records.
+type oversizeFn struct{ Max int }
+
+func (f *oversizeFn) ProcessElement(b offsets.Batch, emit func(string)) {
+	if len(b.Records) > f.Max {
+		emit(fmt.Sprintf("partition %d: batch [%d,%d) of %d records, more than %d", b.Partition, b.Start, b.End, len(b.Records), f.Max))
 	}
 }
 

@@ -4,9 +4,7 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
 	"github.com/haade/haade/transforms/offsets"
 )
 
@@ -35,27 +33,18 @@ func (m partitionMetrics) read(b offsets.Batch) {
 	m.bytes.Add(float64(n))
 }
 
-// lag sets the partition's lag from the high watermark of the last fetch:
-// end offset minus the next offset to read. A bounded read's end is its
-// restriction's end.
 // lag exports, and returns, how far pos is behind the partition's high
-// watermark (or the restriction's end, if that is nearer); -1 when the
-// fetches carry no high watermark.
-func (m partitionMetrics) lag(fs kgo.Fetches, r offsetrange.Restriction, pos int64) int64 {
-	end := int64(-1)
-	fs.EachPartition(func(p kgo.FetchTopicPartition) {
-		if p.HighWatermark > end {
-			end = p.HighWatermark
-		}
-	})
-	if r.End != unbounded && (end < 0 || r.End < end) {
-		end = r.End
+// watermark hw (or its range's end, if that is nearer); -1 when hw is
+// unknown (negative) and the range has no end.
+func (m partitionMetrics) lag(hw, end, pos int64) int64 {
+	if end != unbounded && (hw < 0 || end < hw) {
+		hw = end
 	}
-	if end < 0 {
+	if hw < 0 {
 		return -1
 	}
-	m.lagValue(max(0, end-pos))
-	return max(0, end-pos)
+	m.lagValue(max(0, hw-pos))
+	return max(0, hw-pos)
 }
 
 func (m partitionMetrics) lagValue(v int64) { m.lagGauge.Set(float64(v)) }

@@ -20,7 +20,7 @@ import (
 // TestReadSkewedPartitionsDropsNothing reads partitions that advance at
 // very different speeds, windows the batches into short fixed windows and
 // counts each window through a GroupByKey. Prism v2.77 lets the fastest
-// partition's watermark overtake records that a slower partition emitted in
+// group's watermark overtake records that a slower group emitted in
 // a bundle still running (docs/DESIGN.md, "Runners"); those records would be late and
 // dropped by the GroupByKey. The sum over all windows must be every record.
 //
@@ -34,10 +34,14 @@ func TestReadSkewedPartitionsDropsNothing(t *testing.T) {
 		// during: records per partition per round, produced while reading
 		during map[int32]int
 		rounds int
+		// readers: the groups the partitions are dealt into
+		readers int
 	}{
-		{"one partition 50k, seven with 10", map[int32]int{0: 50_000, 1: 10, 2: 10, 3: 10, 4: 10, 5: 10, 6: 10, 7: 10}, nil, 0},
+		{"one partition 50k, seven with 10", map[int32]int{0: 50_000, 1: 10, 2: 10, 3: 10, 4: 10, 5: 10, 6: 10, 7: 10}, nil, 0, DefaultReaders},
 		{"produce while reading, one partition fast", map[int32]int{0: 5_000, 1: 10, 2: 10, 3: 10, 4: 10, 5: 10, 6: 10, 7: 10},
-			map[int32]int{0: 2_000, 3: 1, 6: 1}, 30},
+			map[int32]int{0: 2_000, 3: 1, 6: 1}, 30, DefaultReaders},
+		{"three readers, produce while reading, one partition fast", map[int32]int{0: 5_000, 1: 10, 2: 10, 3: 10, 4: 10, 5: 10, 6: 10, 7: 10},
+			map[int32]int{0: 2_000, 3: 1, 5: 1}, 30, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,7 +55,7 @@ func TestReadSkewedPartitionsDropsNothing(t *testing.T) {
 
 			name := uniqueName(t)
 			p, s := beam.NewPipelineWithRoot()
-			batches := Read(s, cfg, parts)
+			batches := Read(s, cfg, Groups(parts, tc.readers))
 			counts := beam.ParDo(s, &countFn{Name: name + "/read"}, batches)
 			windowed := beam.WindowInto(s, window.NewFixedWindows(200*time.Millisecond), counts)
 			perWindow := beam.ParDo(s, sumGroup, beam.GroupByKey(s, windowed))
@@ -152,7 +156,7 @@ func TestReadTransactionalGaps(t *testing.T) {
 				}
 			}
 			p, s := beam.NewPipelineWithRoot()
-			batches := Read(s, cfg, parts)
+			batches := Read(s, cfg, Groups(parts, DefaultReaders))
 			passert.EqualsList(s, beam.ParDo(s, recordValues, batches), tc.want)
 			passert.Empty(s, tiling(s, parts, batches))
 			if err := runWithin(t, p, 60*time.Second); err != nil {
@@ -177,7 +181,7 @@ func TestReadBoundedEnds(t *testing.T) {
 	produce(t, cl, "after", map[int32]int{0: 7, 1: 3, 2: 4, 3: 1})
 
 	p, s := beam.NewPipelineWithRoot()
-	batches := Read(s, cfg, parts)
+	batches := Read(s, cfg, Groups(parts, DefaultReaders))
 	passert.EqualsList(s, beam.ParDo(s, recordValues, batches), want)
 	passert.Empty(s, tiling(s, parts, batches))
 	if err := runWithin(t, p, 60*time.Second); err != nil {
@@ -187,7 +191,7 @@ func TestReadBoundedEnds(t *testing.T) {
 	t.Run("only empty partitions", func(t *testing.T) {
 		parts := []Partition{{ID: 1, Start: 3, End: 3}, {ID: 3, Start: 1, End: 1}}
 		p, s := beam.NewPipelineWithRoot()
-		batches := Read(s, cfg, parts)
+		batches := Read(s, cfg, Groups(parts, DefaultReaders))
 		passert.Empty(s, batches)
 		if err := runWithin(t, p, 60*time.Second); err != nil {
 			t.Fatal(err)
@@ -208,7 +212,7 @@ func TestReadOffsetOutOfRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	Read(s, cfg, parts)
+	Read(s, cfg, Groups(parts, DefaultReaders))
 	err := runWithin(t, p, 60*time.Second)
 	if err == nil || !strings.Contains(err.Error(), ErrOffsetOutOfRange.Error()) {
 		t.Fatalf("run = %v, want %v", err, ErrOffsetOutOfRange)
@@ -226,7 +230,7 @@ func TestStop(t *testing.T) {
 
 	name := uniqueName(t)
 	p, s := beam.NewPipelineWithRoot()
-	batches := Read(s, cfg, parts)
+	batches := Read(s, cfg, Groups(parts, DefaultReaders))
 	counts := beam.ParDo(s, &countFn{Name: name + "/read"}, batches)
 	windowed := beam.WindowInto(s, window.NewFixedWindows(200*time.Millisecond), counts)
 	perWindow := beam.ParDo(s, sumGroup, beam.GroupByKey(s, windowed))

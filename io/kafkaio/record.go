@@ -10,18 +10,16 @@ import (
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*Partition)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*Group)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*groupRestriction)(nil)).Elem())
 }
 
-// Partition is one partition to read, with its restriction [Start, End).
-// End is math.MaxInt64 for an unbounded read.
+// Partition is one partition to read, with its range of offsets [Start,
+// End). End is math.MaxInt64 for an unbounded read.
 type Partition struct {
 	ID    int32
 	Start int64
 	End   int64
-	// Spread changes the element's encoding, and nothing else, so that a
-	// runner that keys the read by its element spreads the partitions
-	// over its subtasks (see Spread).
-	Spread int32
 }
 
 // RecordOf is what a read keeps of a franz-go record: its offset, its

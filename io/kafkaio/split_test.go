@@ -8,22 +8,22 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
+	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// directRead returns a readFn of one unbounded partition of an empty topic,
-// called directly (no runner), with a shared watermark table.
-func directRead(t *testing.T) (*readFn, Partition) {
+// directRead returns a readFn and a group of one unbounded partition of an
+// empty topic, called directly (no runner), with a shared watermark table.
+func directRead(t *testing.T) (*readFn, Group) {
 	t.Helper()
 	cfg := startKafka(t, 1)
 	cfg.CallDuration = 300 * time.Millisecond
 	cfg = cfg.withDefaults()
-	p := Partition{ID: 0, Start: 0, End: unbounded}
+	p := Group{Parts: []Partition{{ID: 0, Start: 0, End: unbounded}}}
 	f := &readFn{Cfg: cfg, ReadID: uniqueName(t), Constructed: time.Now().UnixNano()}
-	registerPartitions(f.ReadID, []Partition{p})
+	registerGroups(f.ReadID, []Group{p})
 	t.Cleanup(func() { f.Teardown(); forgetRead(f.ReadID) })
 	f.Setup()
 	return f, p
@@ -66,7 +66,7 @@ func TestSplitPrimaryKeepsWatermark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := <-split; r != (offsetrange.Restriction{Start: 0, End: unbounded}) {
+	if r := <-split; !cmp.Equal(r, groupRestriction{Parts: []Partition{{ID: 0, Start: 0, End: unbounded}}}) {
 		t.Fatalf("residual %v, want the whole partition", r)
 	}
 	if pc.ShouldResume() {
@@ -85,14 +85,14 @@ func TestFinishAfterSplit(t *testing.T) {
 		r := f.CreateInitialRestriction(p)
 		rt := f.CreateTracker(r)
 		we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
-		we.read, we.partition = f.ReadID, p.ID // as ProcessElement sets them
-		rt.TryClaim(int64(4))
+		we.read, we.group = f.ReadID, p.ID // as ProcessElement sets them
+		rt.TryClaim(claim{Partition: 0, Offset: 4})
 		want := mtime.MaxTimestamp
 		if split {
 			rt.TrySplit(0.5)
 			want = mtime.MinTimestamp
 		}
-		if pc, err := f.finish(rt, we, r, mtime.MaxTimestamp); err != nil || pc.ShouldResume() {
+		if pc, err := f.finish(rt, we, r.Parts, mtime.MaxTimestamp); err != nil || pc.ShouldResume() {
 			t.Fatalf("finish = %v, %v", pc, err)
 		}
 		if !rt.IsDone() || rt.GetError() != nil {
@@ -134,7 +134,7 @@ func TestReadCallPublishesFirstRecord(t *testing.T) {
 	if err != nil || residual == nil {
 		t.Fatalf("checkpoint: %v, %v", residual, err)
 	}
-	rt2 := f.CreateTracker(residual.(offsetrange.Restriction))
+	rt2 := f.CreateTracker(residual.(groupRestriction))
 	we2 := f.CreateWatermarkEstimator(f.WatermarkEstimatorState(we))
 	if _, err := f.ProcessElement(context.Background(), we2, rt2, p, noEmit); err != nil {
 		t.Fatal(err)
@@ -248,9 +248,9 @@ func TestMissedFetchIsNotIdle(t *testing.T) {
 		c.SleepControl(func() { time.Sleep(200 * time.Millisecond) })
 		return nil, nil, false // then answered as usual
 	})
-	p := Partition{ID: 0, Start: 0, End: unbounded}
+	p := Group{Parts: []Partition{{ID: 0, Start: 0, End: unbounded}}}
 	f := &readFn{Cfg: cfg, ReadID: uniqueName(t), Constructed: time.Now().UnixNano()}
-	registerPartitions(f.ReadID, []Partition{p})
+	registerGroups(f.ReadID, []Group{p})
 	t.Cleanup(func() { f.Teardown(); forgetRead(f.ReadID) })
 	f.Setup()
 	rt := f.CreateTracker(f.CreateInitialRestriction(p))
@@ -276,7 +276,7 @@ func TestMissedFetchIsNotIdle(t *testing.T) {
 	}
 	// Caught up now: the residual's call (the runner resumes at the
 	// position reached) that gets nothing is idle at once.
-	rt = f.CreateTracker(offsetrange.Restriction{Start: 100, End: unbounded})
+	rt = f.CreateTracker(groupRestriction{Parts: []Partition{{ID: 0, Start: 100, End: unbounded}}})
 	f.StartBundle(noEmit)
 	pc, err = f.ProcessElement(context.Background(), we, rt, p, emit)
 	if err != nil || pc.ResumeDelay() != cfg.IdleWait {

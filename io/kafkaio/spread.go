@@ -10,34 +10,36 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
-// Spread sets each partition's Spread so that a runner that keys the read
-// by its element places the partitions evenly over parallelism subtasks,
-// and returns the partitions.
+// Spread sets each group's Spread so that a runner that keys the read by
+// its element places the groups evenly over parallelism subtasks, and
+// returns the groups. Bronze's Flink parallelism is the number of groups,
+// so each subtask reads one group.
 //
 // Beam's Flink runner keys a splittable DoFn's state by the encoded
-// element: here the Partition. Flink then hashes that key into one of its
-// key groups, and the key group to a subtask. With 8 partitions and
-// parallelism 8, the hashes of {ID, Start, End} alone put two or three
-// partitions on one subtask and none on others (seen on the test cluster:
-// [2 1 0 1 2 0 2 0] partitions per subtask). A subtask's bundle runs its
-// elements one after another, so those partitions are read at a half or a
-// third of the rate, and the job takes as long as its most loaded subtask.
+// element: here the Group. Flink then hashes that key into one of its
+// key groups, and the key group to a subtask. With 8 elements and
+// parallelism 8, the hashes of the elements alone put two or three
+// on one subtask and none on others (seen on the test cluster, when each
+// element was a partition: [2 1 0 1 2 0 2 0] partitions per subtask). A
+// subtask's bundle runs its elements one after another, so those are read
+// at a half or a third of the rate, and the job takes as long as its most
+// loaded subtask.
 //
-// Spread picks, for each partition in turn, the smallest Spread whose key
+// Spread picks, for each group in turn, the smallest Spread whose key
 // lands on a least loaded subtask under both key hashes of Beam's Flink
 // runner: the key's java.nio.ByteBuffer hash code (Beam 2.62, the job
 // server of the test cluster) and the first four bytes of its
 // murmur3_128 hash (FlinkKey, in later releases). Flink's default maximum
 // parallelism is assumed (the pipelines do not set one). Other runners do
 // not key by the element, and Spread changes nothing for them but a field.
-func Spread(parts []Partition, parallelism int) []Partition {
-	if parallelism <= 1 || len(parts) <= 1 {
-		return parts
+func Spread(groups []Group, parallelism int) []Group {
+	if parallelism <= 1 || len(groups) <= 1 {
+		return groups
 	}
-	enc := beam.NewElementEncoder(reflect.TypeOf(Partition{}))
+	enc := beam.NewElementEncoder(reflect.TypeOf(Group{}))
 	maxp := flinkMaxParallelism(parallelism)
 	loadA, loadB := make([]int, parallelism), make([]int, parallelism)
-	out := slices.Clone(parts)
+	out := slices.Clone(groups)
 	var buf bytes.Buffer
 	for i := range out {
 		minA, minB := slices.Min(loadA), slices.Min(loadB)
@@ -47,7 +49,7 @@ func Spread(parts []Partition, parallelism int) []Partition {
 			out[i].Spread = s
 			buf.Reset()
 			if err := enc.Encode(out[i], &buf); err != nil {
-				return parts
+				return groups
 			}
 			a := flinkSubtask(byteBufferHash(buf.Bytes()), maxp, parallelism)
 			b := flinkSubtask(murmur3Int(buf.Bytes()), maxp, parallelism)

@@ -55,55 +55,76 @@ func TestFlinkMaxParallelism(t *testing.T) {
 }
 
 func TestSpread(t *testing.T) {
-	enc := beam.NewElementEncoder(reflect.TypeOf(Partition{}))
-	for _, c := range []struct{ parts, parallelism int }{{8, 8}, {3, 8}, {12, 8}, {16, 4}, {8, 2}, {100, 8}, {64, 64}} {
+	enc := beam.NewElementEncoder(reflect.TypeOf(Group{}))
+	for _, c := range []struct{ parts, groups, parallelism int }{
+		{8, 8, 8}, {3, 3, 8}, {12, 12, 8}, {16, 16, 4}, {8, 8, 2}, {100, 100, 8}, {64, 64, 64},
+		{1024, 8, 8}, {256, 8, 8}, {64, 4, 4},
+	} {
 		var parts []Partition
 		for i := range c.parts {
 			parts = append(parts, Partition{ID: int32(i), Start: int64(i) * 1000, End: 62500 + int64(i)})
 		}
-		got := Spread(parts, c.parallelism)
-		if !cmp.Equal(Spread(parts, c.parallelism), got) {
+		groups := Groups(parts, c.groups)
+		got := Spread(groups, c.parallelism)
+		if !cmp.Equal(Spread(groups, c.parallelism), got) {
 			t.Errorf("%+v: Spread is not deterministic", c)
 		}
-		maxLoad := (c.parts + c.parallelism - 1) / c.parallelism
+		maxLoad := (c.groups + c.parallelism - 1) / c.parallelism
 		for _, hash := range []struct {
 			name string
 			fn   func([]byte) int32
 		}{{"ByteBuffer", byteBufferHash}, {"murmur3", murmur3Int}} {
 			load := make([]int, c.parallelism)
-			for i, p := range got {
-				if p.ID != parts[i].ID || p.Start != parts[i].Start || p.End != parts[i].End {
-					t.Fatalf("%+v: Spread changed partition %d: %+v", c, i, p)
+			for i, g := range got {
+				if g.ID != groups[i].ID || !cmp.Equal(g.Parts, groups[i].Parts) {
+					t.Fatalf("%+v: Spread changed group %d: %+v", c, i, g)
 				}
 				var buf bytes.Buffer
-				if err := enc.Encode(p, &buf); err != nil {
+				if err := enc.Encode(g, &buf); err != nil {
 					t.Fatal(err)
 				}
 				load[flinkSubtask(hash.fn(buf.Bytes()), flinkMaxParallelism(c.parallelism), c.parallelism)]++
 			}
 			for s, n := range load {
 				if n > maxLoad {
-					t.Errorf("%d partitions, parallelism %d, %s hash: subtask %d reads %d partitions (at most %d): %v", c.parts, c.parallelism, hash.name, s, n, maxLoad, load)
+					t.Errorf("%d groups, parallelism %d, %s hash: subtask %d reads %d groups (at most %d): %v", c.groups, c.parallelism, hash.name, s, n, maxLoad, load)
 					break
 				}
 			}
 		}
 	}
-	one := []Partition{{ID: 0, End: 5}}
+	one := []Group{{ID: 0, Parts: []Partition{{ID: 0, End: 5}}}}
 	if got := Spread(one, 8); !cmp.Equal(got, one) {
-		t.Errorf("one partition: %+v", got)
+		t.Errorf("one group: %+v", got)
 	}
 }
 
-// Spread relies on the element being encoded as the Go SDK's schema row:
-// {ID, Start, End, Spread} as varints after the field count and an empty
-// nil bitmap.
-func TestPartitionEncoding(t *testing.T) {
-	var buf bytes.Buffer
-	if err := beam.NewElementEncoder(reflect.TypeOf(Partition{})).Encode(Partition{ID: 2, End: 62500, Spread: 5}, &buf); err != nil {
+// Spread relies on Spread changing the element's encoding, and on the
+// encoding being the same for equal groups: the Go SDK's schema row.
+func TestGroupEncoding(t *testing.T) {
+	enc := beam.NewElementEncoder(reflect.TypeOf(Group{}))
+	dec := beam.NewElementDecoder(reflect.TypeOf(Group{}))
+	encode := func(g Group) []byte {
+		var buf bytes.Buffer
+		if err := enc.Encode(g, &buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	g := Group{ID: 2, Parts: []Partition{{ID: 2, End: 62500}, {ID: 10, Start: 7, End: unbounded}}}
+	spread := g
+	spread.Spread = 5
+	if bytes.Equal(encode(g), encode(spread)) {
+		t.Errorf("Spread does not change the encoding %x", encode(g))
+	}
+	if !bytes.Equal(encode(spread), encode(spread)) {
+		t.Errorf("a group encodes differently twice")
+	}
+	back, err := dec.Decode(bytes.NewReader(encode(spread)))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []byte{4, 0, 2, 0, 0xa4, 0xe8, 0x03, 5}; !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("encoded %x, want %x", buf.Bytes(), want)
+	if diff := cmp.Diff(spread, back); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
 	}
 }

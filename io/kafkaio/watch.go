@@ -13,8 +13,8 @@ import (
 // the read takes them, their lag (end offset minus start offset) is
 // exported in haade_kafka_consumer_lag, so that HaadeLagGrowing can fire.
 //
-// A running read cannot take new restrictions (one element per partition,
-// made at construction), so the caller stops the read (runners.Stop) and plans
+// A running read cannot take new restrictions (its groups are made at
+// construction), so the caller stops the read (runners.Stop) and plans
 // again: the new partitions are then read from their earliest offset.
 func WatchPartitions(ctx context.Context, cfg Config, known []Partition, interval time.Duration, grown func(added []Partition)) {
 	if interval <= 0 {

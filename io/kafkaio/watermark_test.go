@@ -6,12 +6,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
 )
 
-func TestWatermarkMinimumAcrossPartitions(t *testing.T) {
-	const read = "TestWatermarkMinimumAcrossPartitions"
-	registerPartitions(read, []Partition{{ID: 0}, {ID: 1}, {ID: 2}})
+func TestWatermarkMinimumAcrossGroups(t *testing.T) {
+	const read = "TestWatermarkMinimumAcrossGroups"
+	registerGroups(read, []Group{{ID: 0}, {ID: 1}, {ID: 2}})
 	t.Cleanup(func() { forgetRead(read) })
 	est := func(p int32) *watermarkEstimator {
-		return &watermarkEstimator{state: int64(mtime.MinTimestamp), read: read, partition: p}
+		return &watermarkEstimator{state: int64(mtime.MinTimestamp), read: read, group: p}
 	}
 	e0, e1, e2 := est(0), est(1), est(2)
 	wm := func(e *watermarkEstimator) mtime.Time { return mtime.FromTime(e.CurrentWatermark()) }
@@ -25,33 +25,33 @@ func TestWatermarkMinimumAcrossPartitions(t *testing.T) {
 	e0.publish(1000)
 	end(e1, 400)
 	if got := wm(e0); got != mtime.MinTimestamp {
-		t.Errorf("watermark %v while partition 2 has not published, want the minimum time", got)
+		t.Errorf("watermark %v while group 2 has not published, want the minimum time", got)
 	}
 	end(e2, 700)
 	for i, e := range []*watermarkEstimator{e0, e1, e2} {
 		if got := wm(e); got != 400 {
-			t.Errorf("partition %d reports %v, want 400, the slowest partition's", i, got)
+			t.Errorf("group %d reports %v, want 400, the slowest group's", i, got)
 		}
 	}
 	e1.publish(200) // backwards: ignored
 	if got := wm(e0); got != 400 {
 		t.Errorf("after a step back: watermark %v, want 400", got)
 	}
-	end(e1, mtime.MaxTimestamp) // partition 1 is done
+	end(e1, mtime.MaxTimestamp) // group 1 is done
 	if got := wm(e0); got != 700 {
 		t.Errorf("watermark %v, want 700", got)
 	}
 	end(e0, mtime.MaxTimestamp)
 	e2.publish(mtime.MaxTimestamp)
 	if got := wm(e2); got != 700 {
-		t.Errorf("watermark %v of partition 2, want its own 700", got)
+		t.Errorf("watermark %v of group 2, want its own 700", got)
 	}
 	e2.advance(mtime.MaxTimestamp)
 	if got := wm(e2); got != mtime.MaxTimestamp {
-		t.Errorf("watermark %v after every partition is done, want the end of time", got)
+		t.Errorf("watermark %v after every group is done, want the end of time", got)
 	}
 
-	registerPartitions(read, []Partition{{ID: 0}}) // a second registration keeps the table
+	registerGroups(read, []Group{{ID: 0}}) // a second registration keeps the table
 	if got := wm(e2); got != mtime.MaxTimestamp {
 		t.Errorf("watermark %v after a second registration, want the end of time", got)
 	}
@@ -62,7 +62,7 @@ func TestWatermarkMinimumAcrossPartitions(t *testing.T) {
 }
 
 func TestWatermarkNotShared(t *testing.T) {
-	// A worker in another process (Flink) has no table: each partition
+	// A worker in another process (Flink) has no table: each group
 	// reports its own watermark.
 	e := &watermarkEstimator{state: int64(mtime.MinTimestamp)}
 	e.advance(300)

@@ -375,7 +375,7 @@ func TestParseArgs(t *testing.T) {
 			Kafka:   kafkaio.Config{Topic: "fintech.debt.raw"},
 			Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: "lakehouse/catalog.db", Warehouse: "lakehouse/warehouse"},
 			Table:   "lakehouse.bronze_events", DLQTable: "lakehouse.bronze_events_dlq", CommitInterval: 10 * time.Second,
-			Start: "earliest", Demo: true, DemoEvents: 5000, OnRecreated: "fail", AllowSecondPipeline: false}
+			Start: "earliest", Readers: 8, Demo: true, DemoEvents: 5000, OnRecreated: "fail", AllowSecondPipeline: false}
 		if diff := cmp.Diff(want, c); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
@@ -407,6 +407,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"--commit-interval=soon"}, "commit-interval"},
 		{[]string{"--commit-interval=ten"}, "--commit-interval=ten: want a duration such as 10s"},
 		{[]string{"--start=middle"}, "--start"},
+		{[]string{"--kafka-readers=0"}, "--kafka-readers"},
 		{[]string{"--catalog=hive"}, "--catalog"},
 		{[]string{"--catalog-uri=mysql://x"}, "--catalog-uri"},
 		{[]string{"--catalog=rest", "--catalog-uri=ftp://x"}, "--catalog-uri"},

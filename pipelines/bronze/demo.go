@@ -60,7 +60,7 @@ func printSummary(out io.Writer, cfg bronze.Config, pl *bronze.Plan, took time.D
 	}
 	fmt.Fprintf(out, "read %d Kafka offsets from %d partitions of %s in %v\n", read, len(pl.Partitions), cfg.Kafka.Topic, took.Round(time.Millisecond))
 	if cfg.Runner == "flink" {
-		p, why := cfg.FlinkParallelism(len(pl.Partitions))
+		p, why := cfg.FlinkParallelism(len(pl.Groups))
 		fmt.Fprintf(out, "on Flink with parallelism %d: %s\n", p, why)
 	}
 	for i, ident := range []string{cfg.Table, cfg.DLQTable} {

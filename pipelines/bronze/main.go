@@ -71,9 +71,9 @@ var pipeline = func() runners.Pipeline[bronze.Config] {
 				// The tables hold the offsets of every window: a stop
 				// commits what was read, and the next run goes on from there.
 				Stoppable:   true,
-				Parallelism: len(pl.Partitions),
+				Parallelism: len(pl.Groups), // one subtask per reader
 				Progress:    cfg.Progress,
-				Describe: []any{"topic", cfg.Kafka.Topic, "partitions", len(pl.Partitions), "table", cfg.Table,
+				Describe: []any{"topic", cfg.Kafka.Topic, "partitions", len(pl.Partitions), "readers", len(pl.Groups), "table", cfg.Table,
 					"dlq", cfg.DLQTable, "commit_interval", cfg.CommitInterval},
 			}
 			if !cfg.Bounded {

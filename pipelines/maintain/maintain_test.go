@@ -90,7 +90,7 @@ func (e *env) round(n int) error {
 		start.Set(topic, p.ID, p.Start)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	good, bad := parse.Events(s, kafkaio.Read(s, e.kcfg, parts))
+	good, bad := parse.Events(s, kafkaio.Read(s, e.kcfg, kafkaio.Groups(parts, kafkaio.DefaultReaders)))
 	icebergio.Write(s, evs, start, enrich.IngestedAt(s, good))
 	icebergio.Write(s, dead, start, enrich.IngestedAt(s, bad))
 	_, err = runners.Run(ctx, "direct", p)

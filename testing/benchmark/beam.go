@@ -19,7 +19,7 @@ const beamPipeline = "benchmark-beam"
 // (bronze.Build: the topic id, the plan, the spread, Kafka, parse, enrich,
 // Iceberg), in bounded mode, on --runner=direct (Prism, in process). The
 // tables are checked after the clock stops (check).
-func runBeam(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig, interval time.Duration) error {
+func runBeam(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig, interval time.Duration, readers int) error {
 	cfg := bronze.Config{
 		Common:  runners.Common{Runner: "direct", Pipeline: beamPipeline, Bounded: true},
 		Kafka:   kc,
@@ -27,6 +27,7 @@ func runBeam(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig,
 		Table:   tables.Bronze.Ident, DLQTable: tables.DeadLetters.Ident,
 		CommitInterval: interval,
 		Start:          kafkaio.Earliest,
+		Readers:        readers,
 		OnRecreated:    "fail",
 	}
 	if err := cfg.Validate(); err != nil {

@@ -70,8 +70,24 @@ type Config struct {
 	Child          bool
 	Brokers        string // a preloaded Kafka to read instead of starting one (the parent's, with --broker-process)
 	Dir            string // with Brokers: the directory of catalog.db and the warehouse
+	// Counts are the partition counts of --partitions, measured
+	// interleaved in --mode=all; Partitions is the first.
+	Counts []int
+	// Modes are --modes: what --mode=all measures, in this order.
+	Modes []string
+	// Kafka is a real broker in another process (--kafka), with one
+	// preloaded topic per partition count (ensureTopic).
+	Kafka string
+	// Topic is the topic a child reads (--topic, internal).
+	Topic string
+	// Readers is bronze's --kafka-readers of the beam mode.
+	Readers int
+	// Results, when set, is a file the parent writes every result to, as
+	// JSON.
+	Results string
 }
 
+// topic is the topic of an in-process broker and of --broker-process.
 const topic = "fintech.debt.raw"
 
 // resultPrefix starts the line on which a child reports its result.
@@ -81,6 +97,8 @@ const resultPrefix = "BENCHMARK-RESULT "
 type result struct {
 	Mode       string
 	Events     int
+	Partitions int     `json:",omitempty"`
+	Readers    int     `json:",omitempty"` // beam: --kafka-readers
 	Seconds    float64 // wall time of the run: tables, plan, read, write, commit
 	CPUSeconds float64 // user + system of the whole process during the run
 	PeakRSS    int64   // high-water mark of the resident set during the run
@@ -100,6 +118,26 @@ type result struct {
 	// ProcessCPUSeconds is the child's user + system time from its
 	// ProcessState, under the same condition.
 	ProcessCPUSeconds float64 `json:"process_cpu_s,omitempty"`
+	// PeakGoroutines is the most goroutines the run had at once, sampled
+	// every 100 ms, and PeakConns the most TCP connections it held to the
+	// broker's port (with --brokers), sampled every second.
+	PeakGoroutines int
+	PeakConns      int
+	// LastRead is when the run's Kafka read last counted records
+	// (haade_kafka_records_read_total, sampled every 100 ms), and
+	// LastCommit the timestamp of the newest snapshot of either table:
+	// unix milliseconds, 0 when unknown. The loop reads no such metric.
+	LastRead   int64 `json:",omitempty"`
+	LastCommit int64 `json:",omitempty"`
+}
+
+// tail is the time from the last read to the last commit, in seconds; -1
+// when either is unknown.
+func (r result) tail() float64 {
+	if r.LastRead == 0 || r.LastCommit == 0 {
+		return -1
+	}
+	return float64(r.LastCommit-r.LastRead) / 1e3
 }
 
 // The metrics of the stages the benchmark runs.
@@ -114,7 +152,12 @@ func main() {
 	flag.IntVar(&cfg.Events, "events", 1_000_000, "events to preload and ingest")
 	flag.StringVar(&cfg.Mode, "mode", "all", "all (loop then beam, each in a child process), loop or beam (broker: internal)")
 	flag.DurationVar(&cfg.CommitInterval, "commit-interval", 10*time.Second, "window length of the Beam pipeline: one snapshot per interval")
-	flag.IntVar(&cfg.Partitions, "partitions", 8, "partitions of the topic")
+	counts := flag.String("partitions", "8", "partitions of the topic; in --mode=all a comma-separated list (such as 8,256,1024), measured interleaved")
+	modes := flag.String("modes", "loop,beam", "in --mode=all: the modes measured, in order (loop, beam)")
+	flag.StringVar(&cfg.Kafka, "kafka", "", "in --mode=all: a real Kafka broker in another process (host:port), holding one preloaded topic per --partitions count (made on first use, reused after); children read it into fresh tables, and their connections to it are counted")
+	flag.StringVar(&cfg.Topic, "topic", topic, "internal: the topic a child reads")
+	flag.IntVar(&cfg.Readers, "kafka-readers", kafkaio.DefaultReaders, "beam mode: bronze's --kafka-readers")
+	flag.StringVar(&cfg.Results, "results", "", "in --mode=all: write every result to this file as JSON")
 	flag.Float64Var(&cfg.BadRatio, "bad-ratio", 0.01, "share of malformed events")
 	flag.Uint64Var(&cfg.Seed, "seed", 1, "seed of the sample events")
 	flag.IntVar(&cfg.LoopGoroutines, "loop-goroutines", 2, "consumer goroutines of the pure-Go loop, each with its share of the partitions")
@@ -132,6 +175,13 @@ func main() {
 	flag.BoolVar(&cfg.Child, "child", false, "internal: report the result as one line for the parent")
 	flag.Parse()
 	beam.Init()
+	var err error
+	if cfg.Counts, err = parseCounts(*counts); err != nil {
+		fmt.Fprintf(os.Stderr, "benchmark: %v\n", err)
+		os.Exit(2)
+	}
+	cfg.Partitions = cfg.Counts[0]
+	cfg.Modes = strings.Split(*modes, ",")
 	if err := cfg.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "benchmark: %v\n", err)
 		os.Exit(2)
@@ -173,6 +223,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("--mode=%q: want all, loop or beam", c.Mode)
 	case c.Partitions <= 0:
 		return fmt.Errorf("--partitions=%d: want > 0", c.Partitions)
+	case len(c.Counts) > 1 && c.Mode != "all":
+		return fmt.Errorf("--partitions=%v: a list only in --mode=all", c.Counts)
+	case len(c.Counts) > 1 && c.BrokerProcess:
+		return fmt.Errorf("--partitions=%v: a list needs --kafka, not --broker-process", c.Counts)
+	case c.Kafka != "" && (c.Mode != "all" || c.BrokerProcess):
+		return fmt.Errorf("--kafka=%q: only with --mode=all, without --broker-process", c.Kafka)
+	case c.Readers <= 0:
+		return fmt.Errorf("--kafka-readers=%d: want > 0", c.Readers)
 	case c.BadRatio < 0 || c.BadRatio > 1:
 		return fmt.Errorf("--bad-ratio=%v: want 0..1", c.BadRatio)
 	case c.LoopGoroutines <= 0 || c.LoopChunk <= 0:
@@ -188,13 +246,19 @@ func (c Config) validate() error {
 	case c.Dir != "" && c.Brokers == "":
 		return fmt.Errorf("--dir=%q: only with --brokers", c.Dir)
 	}
+	for _, m := range c.Modes {
+		if m != "loop" && m != "beam" {
+			return fmt.Errorf("--modes=%q: want loop and/or beam", strings.Join(c.Modes, ","))
+		}
+	}
+	if c.Kafka != "" {
+		if err := checkAddrs("--kafka", c.Kafka); err != nil {
+			return err
+		}
+	}
 	if c.Brokers != "" {
-		for _, a := range strings.Split(c.Brokers, ",") {
-			if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-				return fmt.Errorf("--brokers=%q: %q is not host:port", c.Brokers, a)
-			} else if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
-				return fmt.Errorf("--brokers=%q: %q: want a port 1..65535", c.Brokers, a)
-			}
+		if err := checkAddrs("--brokers", c.Brokers); err != nil {
+			return err
 		}
 		switch st, err := os.Stat(c.Dir); {
 		case err != nil:
@@ -209,6 +273,31 @@ func (c Config) validate() error {
 	return nil
 }
 
+// checkAddrs checks that addrs is host:port[,host:port...].
+func checkAddrs(flagName, addrs string) error {
+	for _, a := range strings.Split(addrs, ",") {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return fmt.Errorf("%s=%q: %q is not host:port", flagName, addrs, a)
+		} else if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+			return fmt.Errorf("%s=%q: %q: want a port 1..65535", flagName, addrs, a)
+		}
+	}
+	return nil
+}
+
+// parseCounts parses --partitions: counts > 0, comma-separated.
+func parseCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("--partitions=%q: want counts > 0, comma-separated", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 // catalogIn is the SQLite catalog and warehouse of a run in dir.
 func catalogIn(dir string) icebergio.CatalogConfig {
 	return icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"), Warehouse: filepath.Join(dir, "warehouse")}
@@ -216,7 +305,7 @@ func catalogIn(dir string) icebergio.CatalogConfig {
 
 // kafkaConfig is how both modes and the check read the topic.
 func kafkaConfig(cfg Config, addrs []string) kafkaio.Config {
-	return kafkaio.Config{Brokers: addrs, Topic: topic, FetchMaxPartitionBytes: int32(cfg.FetchBytes), CallDuration: cfg.CallDuration}
+	return kafkaio.Config{Brokers: addrs, Topic: cfg.Topic, FetchMaxPartitionBytes: int32(cfg.FetchBytes), CallDuration: cfg.CallDuration}
 }
 
 // measure runs one mode in this process: broker and preload, then the run,
@@ -250,7 +339,10 @@ func measure(ctx context.Context, cfg Config) (result, error) {
 	}
 	defer b.close()
 	kc := kafkaConfig(cfg, b.addrs)
-	r := result{Mode: cfg.Mode, Events: cfg.Events, PreloadRSS: b.rss, BrokerRSS: b.brokerRSS, Preload: b.took.Seconds()}
+	r := result{Mode: cfg.Mode, Events: cfg.Events, Partitions: cfg.Partitions, PreloadRSS: b.rss, BrokerRSS: b.brokerRSS, Preload: b.took.Seconds()}
+	if cfg.Mode == "beam" {
+		r.Readers = cfg.Readers
+	}
 
 	if cfg.CPUProfile != "" {
 		f, err := os.Create(cfg.CPUProfile)
@@ -297,15 +389,17 @@ func measure(ctx context.Context, cfg Config) (result, error) {
 	// Without a preload the peak since the process started is the run's
 	// own: there is nothing to reset.
 	r.PeakReset = given || resetPeakRSS()
+	peaks := startPeaks(brokerPorts(b.addrs, given))
 	u0 := now()
 	var err error
 	switch cfg.Mode {
 	case "loop":
 		err = runLoop(ctx, kc, cc, cfg.LoopGoroutines, cfg.LoopChunk)
 	case "beam":
-		err = runBeam(ctx, kc, cc, cfg.CommitInterval)
+		err = runBeam(ctx, kc, cc, cfg.CommitInterval, cfg.Readers)
 	}
 	u1 := now()
+	r.PeakGoroutines, r.PeakConns, r.LastRead = peaks.stop()
 	if cfg.CPUProfile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -358,6 +452,11 @@ func check(ctx context.Context, r *result, kc kafkaio.Config, cc icebergio.Catal
 		}
 		r.Files += st.DataFiles
 		r.Snapshots += st.Snapshots
+		if ms, err := lastSnapshot(ctx, cat, t.Ident); err != nil {
+			return err
+		} else if ms > r.LastCommit {
+			r.LastCommit = ms
+		}
 		if r.Mode == "beam" {
 			for _, p := range parts {
 				if next, _ := st.Offsets.Next(kc.Topic, p.ID); next != p.End {
@@ -372,14 +471,16 @@ func check(ctx context.Context, r *result, kc kafkaio.Config, cc icebergio.Catal
 	return nil
 }
 
-// parent runs loop and beam in child processes, prints the table and
-// returns the results, one loop and one beam per repeat.
+// parent runs the modes in child processes, prints the table and returns
+// the results: for each repeat, for each partition count, one per mode.
 //
 // With --broker-process it starts one broker process and preloads it once;
-// every child reads that topic from its earliest offsets into fresh tables
-// in a directory the parent makes (--brokers, --dir). The parent times each
-// child from exec to exit (ProcessSeconds, ProcessCPUSeconds) and checks
-// its tables after it exits, outside that span.
+// with --kafka it uses that broker, with a topic per partition count
+// (ensureTopic). Either way every child reads its topic from its earliest
+// offsets into fresh tables in a directory the parent makes (--brokers,
+// --dir). The parent times each child from exec to exit (ProcessSeconds,
+// ProcessCPUSeconds) and checks its tables after it exits, outside that
+// span.
 func parent(ctx context.Context, cfg Config, out io.Writer) ([]result, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -389,10 +490,27 @@ func parent(ctx context.Context, cfg Config, out io.Writer) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "benchmark: %d events, %d partitions, %.1f%% malformed, GOMAXPROCS=%d, %s; child logs in %s\n",
-		cfg.Events, cfg.Partitions, 100*cfg.BadRatio, runtime.GOMAXPROCS(0), runtime.Version(), logs)
+	fmt.Fprintf(out, "benchmark: %d events, partitions %v, modes %s, %.1f%% malformed, GOMAXPROCS=%d, %s; child logs in %s\n",
+		cfg.Events, cfg.Counts, strings.Join(cfg.Modes, ","), 100*cfg.BadRatio, runtime.GOMAXPROCS(0), runtime.Version(), logs)
 	var shared *broker
-	if cfg.BrokerProcess {
+	topics := map[int]string{}
+	for _, n := range cfg.Counts {
+		topics[n] = topic
+	}
+	switch {
+	case cfg.Kafka != "":
+		shared = &broker{addrs: strings.Split(cfg.Kafka, ","), close: func() {}}
+		for _, n := range cfg.Counts {
+			fmt.Fprintf(out, "  topic of %d partitions on %s ...", n, cfg.Kafka)
+			t, took, err := ensureTopic(ctx, cfg, n)
+			if err != nil {
+				fmt.Fprintln(out, " failed")
+				return nil, err
+			}
+			topics[n] = t
+			fmt.Fprintf(out, " %s (preloaded in %.1fs)\n", t, took.Seconds())
+		}
+	case cfg.BrokerProcess:
 		fmt.Fprintf(out, "  broker process: load average %s ...", loadavg())
 		if shared, err = startBrokerProcess(ctx, cfg); err != nil {
 			fmt.Fprintln(out, " failed")
@@ -403,64 +521,86 @@ func parent(ctx context.Context, cfg Config, out io.Writer) ([]result, error) {
 	}
 	var results []result
 	for i := 0; i < cfg.Repeat; i++ {
-		for _, mode := range []string{"loop", "beam"} {
-			fmt.Fprintf(out, "  %s run %d: load average %s ...", mode, i+1, loadavg())
-			args := []string{"--child", "--mode=" + mode, fmt.Sprintf("--events=%d", cfg.Events),
-				fmt.Sprintf("--partitions=%d", cfg.Partitions), fmt.Sprintf("--bad-ratio=%g", cfg.BadRatio),
-				fmt.Sprintf("--seed=%d", cfg.Seed), "--commit-interval=" + cfg.CommitInterval.String(),
-				fmt.Sprintf("--loop-goroutines=%d", cfg.LoopGoroutines), fmt.Sprintf("--loop-chunk=%d", cfg.LoopChunk),
-				fmt.Sprintf("--fetch-max-partition-bytes=%d", cfg.FetchBytes), "--call-duration=" + cfg.CallDuration.String()}
-			if cfg.Keep && shared == nil {
-				args = append(args, "--keep")
-			}
-			var dir string
-			if shared != nil {
-				if dir, err = os.MkdirTemp("", "haade-benchmark-"+mode+"-"); err != nil {
+		for _, n := range cfg.Counts {
+			for _, mode := range cfg.Modes {
+				c := cfg
+				c.Partitions, c.Topic, c.Mode = n, topics[n], mode
+				fmt.Fprintf(out, "  %s, %d partitions, run %d: load average %s ...", mode, n, i+1, loadavg())
+				r, err := runChild(ctx, self, c, shared, filepath.Join(logs, fmt.Sprintf("%s-p%d-%d.log", mode, n, i+1)), i)
+				if err != nil {
 					fmt.Fprintln(out, " failed")
-					return results, err
+					return results, fmt.Errorf("%s, %d partitions, run %d: %w", mode, n, i+1, err)
 				}
-				args = append(args, "--brokers="+strings.Join(shared.addrs, ","), "--dir="+dir)
-			}
-			if mode == "beam" && cfg.CPUProfile != "" {
-				prof := cfg.CPUProfile
-				if cfg.Repeat > 1 {
-					prof = fmt.Sprintf("%s.%d", prof, i+1)
-				}
-				args = append(args, "--cpuprofile="+prof)
-			}
-			if mode == "beam" && cfg.MemProfile != "" {
-				args = append(args, "--memprofile="+cfg.MemProfile)
-			}
-			r, err := child(ctx, self, args, filepath.Join(logs, fmt.Sprintf("%s-%d.log", mode, i+1)))
-			if shared == nil {
-				// The process also started a broker and preloaded.
-				r.ProcessSeconds, r.ProcessCPUSeconds = 0, 0
-			} else {
-				r.BrokerRSS, r.Preload = shared.brokerRSS, shared.took.Seconds()
-				if err == nil {
-					err = check(ctx, &r, kafkaConfig(cfg, shared.addrs), catalogIn(dir))
-				}
-				if cfg.Keep {
-					fmt.Fprintf(out, " (tables in %s)", dir)
+				if shared != nil {
+					fmt.Fprintf(out, " %.1fs (process %.1fs)\n", r.Seconds, r.ProcessSeconds)
 				} else {
-					os.RemoveAll(dir)
+					fmt.Fprintf(out, " %.1fs (preload %.1fs)\n", r.Seconds, r.Preload)
 				}
+				results = append(results, r)
 			}
-			if err != nil {
-				fmt.Fprintln(out, " failed")
-				return results, fmt.Errorf("%s run %d: %w", mode, i+1, err)
-			}
-			if shared != nil {
-				fmt.Fprintf(out, " %.1fs (process %.1fs)\n", r.Seconds, r.ProcessSeconds)
-			} else {
-				fmt.Fprintf(out, " %.1fs (preload %.1fs)\n", r.Seconds, r.Preload)
-			}
-			results = append(results, r)
 		}
 	}
 	fmt.Fprintln(out)
 	printTable(out, results)
+	if len(cfg.Counts) > 1 {
+		fmt.Fprintln(out)
+		printByPartitions(out, results, cfg.CommitInterval)
+	}
+	if cfg.Results != "" {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		if err := os.WriteFile(cfg.Results, append(b, '\n'), 0o644); err != nil {
+			return results, err
+		}
+	}
 	return results, nil
+}
+
+// runChild measures cfg.Mode on cfg.Topic of cfg.Partitions partitions
+// in a child process, and checks its tables when the broker is shared.
+func runChild(ctx context.Context, self string, cfg Config, shared *broker, logPath string, run int) (result, error) {
+	args := []string{"--child", "--mode=" + cfg.Mode, fmt.Sprintf("--events=%d", cfg.Events),
+		fmt.Sprintf("--partitions=%d", cfg.Partitions), "--topic=" + cfg.Topic, fmt.Sprintf("--bad-ratio=%g", cfg.BadRatio),
+		fmt.Sprintf("--seed=%d", cfg.Seed), "--commit-interval=" + cfg.CommitInterval.String(),
+		fmt.Sprintf("--loop-goroutines=%d", cfg.LoopGoroutines), fmt.Sprintf("--loop-chunk=%d", cfg.LoopChunk),
+		fmt.Sprintf("--fetch-max-partition-bytes=%d", cfg.FetchBytes), "--call-duration=" + cfg.CallDuration.String(),
+		fmt.Sprintf("--kafka-readers=%d", cfg.Readers)}
+	if cfg.Keep && shared == nil {
+		args = append(args, "--keep")
+	}
+	var dir string
+	if shared != nil {
+		var err error
+		if dir, err = os.MkdirTemp("", "haade-benchmark-"+cfg.Mode+"-"); err != nil {
+			return result{}, err
+		}
+		args = append(args, "--brokers="+strings.Join(shared.addrs, ","), "--dir="+dir)
+	}
+	if cfg.Mode == "beam" && cfg.CPUProfile != "" {
+		prof := cfg.CPUProfile
+		if cfg.Repeat > 1 || len(cfg.Counts) > 1 {
+			prof = fmt.Sprintf("%s.p%d.%d", prof, cfg.Partitions, run+1)
+		}
+		args = append(args, "--cpuprofile="+prof)
+	}
+	if cfg.Mode == "beam" && cfg.MemProfile != "" {
+		args = append(args, "--memprofile="+cfg.MemProfile)
+	}
+	r, err := child(ctx, self, args, logPath)
+	if shared == nil {
+		// The process also started a broker and preloaded.
+		r.ProcessSeconds, r.ProcessCPUSeconds = 0, 0
+		return r, err
+	}
+	r.BrokerRSS, r.Preload = shared.brokerRSS, shared.took.Seconds()
+	if err == nil {
+		err = check(ctx, &r, kafkaConfig(cfg, shared.addrs), catalogIn(dir))
+	}
+	if cfg.Keep {
+		fmt.Fprintf(os.Stderr, "benchmark: tables in %s\n", dir)
+	} else {
+		os.RemoveAll(dir)
+	}
+	return r, err
 }
 
 // child runs the benchmark binary with args and returns the result it
@@ -529,15 +669,19 @@ const mib = 1 << 20
 // the ratio of their rates; then the ratios of all pairs on one line per
 // timing, with their median (ratioLines).
 func printTable(out io.Writer, rs []result) {
-	fmt.Fprintf(out, "%-5s %9s %8s %10s %7s %13s %9s %18s %13s %13s %18s %13s %11s %6s %5s %9s\n",
-		"mode", "events", "seconds", "events/s", "CPU s", "CPU µs/event", "process s", "events/s (process)", "process CPU s",
-		"peak RSS MiB", "RSS after preload", "peak-preload", "broker MiB", "files", "snaps", "DLQ rows")
+	fmt.Fprintf(out, "%-5s %5s %9s %8s %10s %7s %13s %9s %18s %13s %13s %18s %13s %11s %6s %5s %9s %10s %5s %13s\n",
+		"mode", "parts", "events", "seconds", "events/s", "CPU s", "CPU µs/event", "process s", "events/s (process)", "process CPU s",
+		"peak RSS MiB", "RSS after preload", "peak-preload", "broker MiB", "files", "snaps", "DLQ rows",
+		"goroutines", "conns", "read→commit s")
 	for _, r := range rs {
 		peak := fmt.Sprintf("%.0f", float64(r.PeakRSS)/mib)
 		if !r.PeakReset {
 			peak += "*"
 		}
 		brk := "in process"
+		if r.PeakConns > 0 {
+			brk = "elsewhere"
+		}
 		if r.BrokerRSS > 0 {
 			brk = fmt.Sprintf("%.0f", float64(r.BrokerRSS)/mib)
 		}
@@ -547,17 +691,24 @@ func printTable(out io.Writer, rs []result) {
 			procRate = fmt.Sprintf("%.0f", float64(r.Events)/r.ProcessSeconds)
 			procCPU = fmt.Sprintf("%.2f", r.ProcessCPUSeconds)
 		}
-		fmt.Fprintf(out, "%-5s %9d %8.2f %10.0f %7.2f %13.2f %9s %18s %13s %13s %18.0f %13.0f %11s %6d %5d %9d\n",
-			r.Mode, r.Events, r.Seconds, float64(r.Events)/r.Seconds, r.CPUSeconds, 1e6*r.CPUSeconds/float64(r.Events),
+		tail := "-"
+		if t := r.tail(); t >= 0 || r.LastRead > 0 {
+			tail = fmt.Sprintf("%.2f", t)
+		}
+		fmt.Fprintf(out, "%-5s %5d %9d %8.2f %10.0f %7.2f %13.2f %9s %18s %13s %13s %18.0f %13.0f %11s %6d %5d %9d %10d %5d %13s\n",
+			r.Mode, r.Partitions, r.Events, r.Seconds, float64(r.Events)/r.Seconds, r.CPUSeconds, 1e6*r.CPUSeconds/float64(r.Events),
 			procS, procRate, procCPU,
-			peak, float64(r.PreloadRSS)/mib, float64(r.PeakRSS-r.PreloadRSS)/mib, brk, r.Files, r.Snapshots, r.DLQ)
+			peak, float64(r.PreloadRSS)/mib, float64(r.PeakRSS-r.PreloadRSS)/mib, brk, r.Files, r.Snapshots, r.DLQ,
+			r.PeakGoroutines, r.PeakConns, tail)
 	}
 	for _, p := range pairs(rs) {
 		l, b := p[0], p[1]
 		fmt.Fprintf(out, "Beam/loop: rate %.0f%% (target >= 50%%), CPU per event %.2fx\n",
 			100*l.Seconds/b.Seconds, b.CPUSeconds/l.CPUSeconds)
 	}
-	ratioLines(out, rs)
+	if len(countsOf(rs)) == 1 {
+		ratioLines(out, rs) // with several counts, printByPartitions
+	}
 	for _, r := range rs {
 		if !r.PeakReset {
 			fmt.Fprintln(out, "* the kernel did not let the peak be reset after the preload: the peak includes it")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/testing/kafkatest"
 )
 
 // asCommand in the environment makes the test binary the benchmark command:
@@ -30,7 +32,26 @@ func TestMain(m *testing.M) {
 // testConfig is the command line's defaults with a small topic.
 func testConfig(events, partitions int) Config {
 	return Config{Events: events, Mode: "all", CommitInterval: 10 * time.Second, Partitions: partitions, BadRatio: 0.01,
-		Seed: 1, LoopGoroutines: 2, LoopChunk: 256 << 10, Repeat: 1}
+		Seed: 1, LoopGoroutines: 2, LoopChunk: 256 << 10, Repeat: 1,
+		Counts: []int{partitions}, Modes: []string{"loop", "beam"}, Topic: topic, Readers: 8}
+}
+
+// runParent runs parent with cfg within limit, fails the test on an error,
+// logs its output and removes the child logs when the test ends.
+func runParent(t *testing.T, cfg Config, limit time.Duration) ([]result, *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var out bytes.Buffer
+	rs, err := parent(ctx, cfg, &out)
+	if m := regexp.MustCompile(`child logs in (\S+)`).FindStringSubmatch(out.String()); m != nil {
+		t.Cleanup(func() { os.RemoveAll(m[1]) })
+	}
+	if err != nil {
+		t.Fatalf("parent: %v\n%s", err, out.String())
+	}
+	t.Logf("\n%s", out.String())
+	return rs, &out
 }
 
 var ratioLine = regexp.MustCompile(`(?m)^bronze / loop, (process start to exit|run start to last commit): (\d+\.\d\d) \(median (\d+\.\d\d)\)$`)
@@ -42,17 +63,7 @@ func TestParentBrokerProcess(t *testing.T) {
 	t.Setenv(asCommand, "1")
 	cfg := testConfig(20_000, 2)
 	cfg.BrokerProcess = true
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var out bytes.Buffer
-	rs, err := parent(ctx, cfg, &out)
-	if m := regexp.MustCompile(`child logs in (\S+)`).FindStringSubmatch(out.String()); m != nil {
-		t.Cleanup(func() { os.RemoveAll(m[1]) })
-	}
-	if err != nil {
-		t.Fatalf("parent: %v\n%s", err, out.String())
-	}
-	t.Logf("\n%s", out.String())
+	rs, out := runParent(t, cfg, 2*time.Minute)
 
 	type counts struct {
 		Mode        string
@@ -123,6 +134,14 @@ func TestBrokersAndDirFlags(t *testing.T) {
 		{"dir missing", []string{"--mode=loop", addr, "--dir=" + filepath.Join(dir, "none")}, "--dir"},
 		{"dir a file", []string{"--mode=loop", addr, "--dir=" + file}, "--dir"},
 		{"dir with a catalog", []string{"--mode=beam", addr, "--dir=" + used}, "--dir"},
+		{"kafka in mode beam", []string{"--mode=beam", "--kafka=127.0.0.1:9092"}, "--kafka"},
+		{"kafka with a broker process", []string{"--kafka=127.0.0.1:9092", "--broker-process"}, "--kafka"},
+		{"kafka not host:port", []string{"--kafka=localhost"}, "--kafka"},
+		{"partitions list in mode loop", []string{"--mode=loop", "--partitions=8,16"}, "--partitions"},
+		{"partitions list with a broker process", []string{"--partitions=8,16", "--broker-process"}, "--partitions"},
+		{"partitions not counts", []string{"--partitions=8,x"}, "--partitions"},
+		{"modes", []string{"--modes=loop,spark"}, "--modes"},
+		{"readers", []string{"--kafka-readers=0"}, "--kafka-readers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(self, tc.args...)
@@ -145,5 +164,83 @@ func TestBrokersAndDirFlags(t *testing.T) {
 	cfg.Mode, cfg.Brokers, cfg.Dir = "beam", "127.0.0.1:9092,[::1]:9093", dir
 	if err := cfg.validate(); err != nil {
 		t.Errorf("validate: %v", err)
+	}
+}
+
+// With --kafka and a list of partition counts, the parent preloads one
+// topic per count on that broker (reused on a second run), runs the modes
+// interleaved, and prints the medians by partition count with each run's
+// goroutines, connections to the broker and the time from the last read to
+// the last commit. The broker here is kfake in the test process: another
+// process from the children's point of view.
+func TestParentKafkaPartitionCounts(t *testing.T) {
+	t.Setenv(asCommand, "1")
+	k, err := kafkatest.Start("unused", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	cfg := testConfig(4_000, 2)
+	cfg.Counts, cfg.Modes, cfg.Kafka, cfg.Readers = []int{2, 6}, []string{"beam"}, strings.Join(k.Brokers(), ","), 4
+	cfg.CommitInterval = time.Second
+	cfg.Results = filepath.Join(t.TempDir(), "results.json")
+	rs, out := runParent(t, cfg, 3*time.Minute)
+	var got []int
+	for _, r := range rs {
+		got = append(got, r.Partitions)
+		if r.Bronze+r.DLQ != 4_000 {
+			t.Errorf("%d partitions: %d+%d rows, want 4000", r.Partitions, r.Bronze, r.DLQ)
+		}
+		// The connections are sampled every 100 ms: a run this short
+		// may hold them between two samples (TestConnections counts them).
+		if r.PeakGoroutines == 0 || r.LastRead == 0 || r.LastCommit < r.LastRead {
+			t.Errorf("%d partitions: %d goroutines, last read %d, last commit %d: want all > 0, the commit after the read",
+				r.Partitions, r.PeakGoroutines, r.LastRead, r.LastCommit)
+		}
+	}
+	if diff := cmp.Diff([]int{2, 6}, got); diff != "" {
+		t.Errorf("partition counts of the runs (-want +got):\n%s", diff)
+	}
+	if !regexp.MustCompile(`(?m)^beam +6 +4 +1 .* \d+\.\d\d$`).MatchString(out.String()) {
+		t.Errorf("no median line for 6 partitions, 4 readers, 1 run:\n%s", out.String())
+	}
+	if b, err := os.ReadFile(cfg.Results); err != nil || !bytes.Contains(b, []byte(`"PeakConns"`)) {
+		t.Errorf("results file: %v, %.200s", err, b)
+	}
+	// A second parent reuses the topics: no second preload.
+	if _, _, err := ensureTopic(context.Background(), cfg, 6); err != nil {
+		t.Errorf("ensureTopic again: %v", err)
+	}
+}
+
+// connections counts this process's established connections to a port.
+func TestConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	for i := range 3 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if got := connections(map[int]bool{port: true}); got != i+1 {
+			t.Errorf("%d connections counted, want %d", got, i+1)
+		}
+	}
+	if got := connections(map[int]bool{port + 1: true}); got != 0 {
+		t.Errorf("%d connections to another port, want 0", got)
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/testing/kafkatest"
-	"github.com/haade/haade/transforms/parse"
 )
 
 // preloadChunk is how many events are generated and produced at a time, so
@@ -59,13 +58,9 @@ func preload(ctx context.Context, cfg Config) (*embedded.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	for done, k := 0, uint64(0); done < cfg.Events; k++ {
-		m := min(preloadChunk, cfg.Events-done)
-		if err := kafkatest.Produce(ctx, c.Brokers(), topic, kafkatest.Sample(m, cfg.Seed+k, cfg.BadRatio, parse.MalformedCorpus)); err != nil {
-			c.Close()
-			return nil, fmt.Errorf("preload: %w", err)
-		}
-		done += m
+	if err := produceSample(ctx, c.Brokers(), topic, cfg); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("preload: %w", err)
 	}
 	return c, nil
 }

@@ -19,9 +19,10 @@ import (
 )
 
 // Plan is what Build found out before wiring: the partitions and where
-// each one starts.
+// each one starts, and the groups they are read in.
 type Plan struct {
 	Partitions []kafkaio.Partition
+	Groups     []kafkaio.Group
 	Events     *icebergio.Sink
 	DeadLetter *icebergio.Sink
 	// Start and End are the offsets the read starts at and, for a
@@ -87,17 +88,19 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 		}
 	}
 
-	// On Flink each partition's read is keyed by its element: spread them
-	// over the job's subtasks, one each when there are enough.
-	parallelism, _ := cfg.FlinkParallelism(len(parts))
-	parts = kafkaio.Spread(parts, parallelism)
-	records := kafkaio.Read(s, cfg.Kafka, parts)
+	// At most --kafka-readers groups, each one element of the read with
+	// one client. On Flink each group's read is keyed by its element:
+	// spread them over the job's subtasks, one each when there are enough.
+	groups := kafkaio.Groups(parts, cfg.Readers)
+	parallelism, _ := cfg.FlinkParallelism(len(groups))
+	groups = kafkaio.Spread(groups, parallelism)
+	records := kafkaio.Read(s, cfg.Kafka, groups)
 	good, bad := parseEvents(s, records, cfg.Registry)
 	good = enrich.IngestedAt(s, good)
 	bad = enrich.IngestedAt(s, bad)
 	icebergio.Write(s, events, start, good)
 	icebergio.Write(s, dead, start, bad)
-	return &Plan{Partitions: parts, Events: events, DeadLetter: dead, Start: start, End: end}, nil
+	return &Plan{Partitions: parts, Groups: groups, Events: events, DeadLetter: dead, Start: start, End: end}, nil
 }
 
 // ErrIncomplete is returned when a bounded run ends with offsets it read

@@ -33,6 +33,10 @@ type Config struct {
 	CommitInterval time.Duration
 	// Start is where partitions begin when the tables hold no offsets.
 	Start kafkaio.StartPolicy
+	// Readers is the most groups the topic's partitions are dealt into
+	// (kafkaio.Groups): each group is one element of the read, with one
+	// Kafka client, and on Flink one subtask. Default 8.
+	Readers int
 	// Demo runs the embedded demo: an in-process Kafka, sample events, and
 	// a bounded run. It is on when --demo is given, and when no Kafka,
 	// catalog or warehouse setting is (by flag or HAADE_* variable): so
@@ -72,7 +76,8 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 	onRecreated := fs.String("on-topic-recreated", "fail", "when --topic was deleted and created again since the tables recorded its offsets: fail, or earliest to read the new topic from its start")
 	allowSecond := fs.Bool("allow-second-pipeline-id", false, "write tables that another --pipeline-id already feeds from --topic (each stores every record once)")
 	readUncommitted := fs.Bool("kafka-read-uncommitted", false, "also read records of open and aborted transactions")
-	clientMetrics := fs.Bool("kafka-client-metrics-per-partition", false, "serve franz-go's kgo_* metrics per partition's client, with the request-duration histogram (default: summed per read, no histogram)")
+	clientMetrics := fs.Bool("kafka-client-metrics-per-partition", false, "serve franz-go's kgo_* metrics per reader's client, with the request-duration histogram (default: summed per read, no histogram)")
+	readers := fs.Int("kafka-readers", kafkaio.DefaultReaders, "the most readers of the topic: its partitions are dealt into this many groups, each read by one Kafka client (on Flink: the read's parallelism); a topic with fewer partitions gets one reader per partition")
 	registry := registryFlags(fs)
 
 	return func() (Config, error) {
@@ -84,6 +89,7 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 		}
 		c.Kafka.ReadUncommitted = *readUncommitted
 		c.Kafka.ClientMetricsPerPartition = *clientMetrics
+		c.Readers = *readers
 		c.Registry = registry(c.Kafka.Topic)
 		var err error
 		if c.Common, err = common(); err != nil {
@@ -150,6 +156,9 @@ func (c Config) Validate() error {
 	}
 	if c.Start != kafkaio.Earliest && c.Start != kafkaio.Latest {
 		return fmt.Errorf("--start=%q: want earliest or latest", c.Start)
+	}
+	if c.Readers < 1 {
+		return fmt.Errorf("--kafka-readers=%d: want at least 1", c.Readers)
 	}
 	if err := registryio.CheckFlags(c.Registry); err != nil {
 		return err
