@@ -97,9 +97,15 @@ func TestFlinkSubmitE2E(t *testing.T) {
 		"--pipeline-id=bronze-e2e-flinksubmit"}
 	job := fmt.Sprintf("haadee2esubmit%d", stamp)
 
+	// As many readers as partitions, more than the free slots: the
+	// default parallelism is the free slots (--kafka-readers' default, 8,
+	// would cap it at 8 groups first).
+	wideArgs := func(name string) []string {
+		return append(flinkArgs(name, wide, catalog...), fmt.Sprintf("--kafka-readers=%d", widePartitions))
+	}
 	t.Run("SlotsAbove", func(t *testing.T) {
 		p := room.SlotsTotal + 4
-		sub := submit(t, bin, append(flinkArgs(job+"x", wide, catalog...), "--flink-rest="+restURL, "--async", fmt.Sprintf("--parallelism=%d", p)),
+		sub := submit(t, bin, append(wideArgs(job+"x"), "--flink-rest="+restURL, "--async", fmt.Sprintf("--parallelism=%d", p)),
 			env, filepath.Join(dir, "slots-above.log"))
 		err := sub.wait(5 * time.Minute)
 		if err == nil {
@@ -121,7 +127,7 @@ func TestFlinkSubmitE2E(t *testing.T) {
 	var flinkJob string
 	t.Run("DefaultFits", func(t *testing.T) {
 		t0 := time.Now()
-		sub := submit(t, bin, append(flinkArgs(job, wide, catalog...), "--flink-rest="+restURL, "--async"), env, filepath.Join(dir, "default.log"))
+		sub := submit(t, bin, append(wideArgs(job), "--flink-rest="+restURL, "--async"), env, filepath.Join(dir, "default.log"))
 		if err := sub.wait(8 * time.Minute); err != nil {
 			sub.dump(t)
 			t.Fatalf("--async with the default parallelism: %v, want exit 0", err)
@@ -154,7 +160,7 @@ func TestFlinkSubmitE2E(t *testing.T) {
 		if flinkJob == "" {
 			t.Fatal("DefaultFits left no job to submit again")
 		}
-		sub := submit(t, bin, append(flinkArgs(job, wide, catalog...), "--async"), env, filepath.Join(dir, "again.log"))
+		sub := submit(t, bin, append(wideArgs(job), "--async"), env, filepath.Join(dir, "again.log"))
 		if err := sub.wait(3 * time.Minute); err != nil {
 			sub.dump(t)
 			t.Fatalf("second submission without --flink-rest: %v, want exit 0", err)
@@ -166,7 +172,7 @@ func TestFlinkSubmitE2E(t *testing.T) {
 		if again := activeJobs(ctx, t, rest, job); len(again) != 1 || again[0].ID != flinkJob {
 			t.Fatalf("after a second submission without --flink-rest: Flink jobs %v, want only %s", again, flinkJob)
 		}
-		stop := submit(t, bin, append(flinkArgs(job, wide, catalog...), "--flink-rest="+restURL, "--cancel"), env, filepath.Join(dir, "cancel.log"))
+		stop := submit(t, bin, append(wideArgs(job), "--flink-rest="+restURL, "--cancel"), env, filepath.Join(dir, "cancel.log"))
 		if err := stop.wait(3 * time.Minute); err != nil {
 			stop.dump(t)
 			t.Fatalf("--cancel: %v", err)
