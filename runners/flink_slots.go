@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 )
 
 // What a Flink cluster has room for, and whether a job got it, from Flink's
@@ -290,6 +291,24 @@ func FlinkRoom(ctx context.Context, rest *FlinkREST, name string, replace bool) 
 	if err != nil {
 		return FlinkCapacity{}
 	}
+	// A JobManager that has just started again knows no job, yet counts
+	// the slots its TaskManagers still hold for the job it lost until they
+	// release them (up to a heartbeat timeout): a resubmission right after
+	// a JobManager's kill found 0 free slots of 8, and was refused. With no
+	// active job, every slot frees soon: wait for that, a while.
+	if c.Fixed() && c.SlotsFree < c.SlotsTotal && noActiveJob(ctx, rest) {
+		deadline := time.Now().Add(slotSettle)
+		for c.SlotsFree < c.SlotsTotal && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return c
+			case <-time.After(slotPoll):
+			}
+			if n, err := rest.Capacity(ctx); err == nil {
+				c = n
+			}
+		}
+	}
 	if replace {
 		jobs, _ := rest.ActiveJobs(ctx, name)
 		for _, j := range jobs {
@@ -299,4 +318,23 @@ func FlinkRoom(ctx context.Context, rest *FlinkREST, name string, replace bool) 
 		}
 	}
 	return c
+}
+
+// slotSettle is how long FlinkRoom waits for the slots of a cluster that
+// runs no job to be free (Flink's heartbeat timeout is 50 s), polling every
+// slotPoll. Variables for tests.
+var slotSettle, slotPoll = 90 * time.Second, time.Second
+
+// noActiveJob says whether the cluster answers that it has no active job.
+func noActiveJob(ctx context.Context, rest *FlinkREST) bool {
+	jobs, err := rest.Jobs(ctx)
+	if err != nil {
+		return false
+	}
+	for _, j := range jobs {
+		if j.Active() {
+			return false
+		}
+	}
+	return true
 }

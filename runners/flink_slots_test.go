@@ -179,6 +179,37 @@ func TestFlinkRoomCountsTheReplacedJob(t *testing.T) {
 	}
 }
 
+// A JobManager just started again counts its TaskManagers' slots of the
+// lost job as taken for a while: with no active job, FlinkRoom waits until
+// they are free; with a job running, it takes the free slots as they are.
+func TestFlinkRoomWaitsForSlotsToSettle(t *testing.T) {
+	slotSettle, slotPoll = 5*time.Second, 10*time.Millisecond
+	t.Cleanup(func() { slotSettle, slotPoll = 90*time.Second, time.Second })
+	fc := &fakeCluster{taskManagers: 2, slots: 8, free: 0}
+	r := fc.rest(t)
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(50 * time.Millisecond) // the TaskManagers release the lost job's slots
+		fc.mu.Lock()
+		fc.free = 8
+		fc.mu.Unlock()
+		close(released)
+	}()
+	if got := FlinkRoom(context.Background(), r, "bronze", false).SlotsFree; got != 8 {
+		t.Errorf("free slots after a JobManager's restart = %d, want 8 once released", got)
+	}
+	<-released
+
+	busy := &fakeCluster{taskManagers: 2, slots: 8, free: 4, jobs: []FlinkJobDetail{bronzeJob("other", 4, 4, "")}}
+	start := time.Now()
+	if got := FlinkRoom(context.Background(), busy.rest(t), "bronze", false).SlotsFree; got != 4 {
+		t.Errorf("free slots beside a running job = %d, want 4", got)
+	}
+	if d := time.Since(start); d >= slotSettle {
+		t.Errorf("FlinkRoom waited %v beside a running job, want no wait", d)
+	}
+}
+
 // fakeJobService is the job server's side of a wait: its state of the
 // job, its list of jobs, and the cancels it got.
 type fakeJobService struct {
