@@ -44,27 +44,8 @@ func TestFlinkClusterE2E(t *testing.T) {
 	s3Endpoint := "http://127.0.0.1:" + envOr("MINIO_PORT", "9000")
 	restURL := "http://127.0.0.1:" + envOr("FLINKC_REST_PORT", "8081")
 
-	svc := &services{t: t, root: root}
-	svc.ensure("kafka", nil)
-	svc.ensure("minio", nil)
-	svc.ensure("flinkcluster", []string{"FLINK_CHECKPOINT_DIR=s3://warehouse/checkpoints/bronze", "FLINK_S3_ENDPOINT=" + s3Endpoint})
-	t.Logf("services ready after %v", time.Since(start).Round(time.Second))
-	clusterEnv, err := svc.script("flinkcluster", nil, "env")
-	if err != nil {
-		t.Fatalf("flinkcluster.sh env: %v", err)
-	}
-	workerCmd := exportValue(t, clusterEnv, "HAADE_FLINK_WORKER_COMMAND")
-	boot := exportValue(t, clusterEnv, "HAADE_FLINK_BOOT")
-
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bronze")
-	build := exec.Command("nice", "-n", "10", "go", "build", "-o", bin, "./pipelines/bronze")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the worker binary: static
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./pipelines/bronze: %v\n%s", err, out)
-	}
-	t.Logf("bronze built after %v", time.Since(start).Round(time.Second))
+	svc, workerCmd, boot, bin := standalone(t, root, s3Endpoint, dir, start)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
@@ -471,4 +452,30 @@ func exportValue(t *testing.T, env, name string) string {
 	}
 	t.Fatalf("%s not in flinkcluster.sh env", name)
 	return ""
+}
+
+// standalone starts Kafka, MinIO and the standalone Flink cluster
+// (flinkcluster.sh, checkpoints on MinIO) and builds bronze's static
+// binary, the PROCESS workers' --worker_binary, into dir. It returns the
+// services, the worker command and Beam's boot program of the cluster.
+func standalone(t *testing.T, root, s3Endpoint, dir string, start time.Time) (svc *services, workerCmd, boot, bin string) {
+	t.Helper()
+	svc = &services{t: t, root: root}
+	svc.ensure("kafka", nil)
+	svc.ensure("minio", nil)
+	svc.ensure("flinkcluster", []string{"FLINK_CHECKPOINT_DIR=s3://warehouse/checkpoints/bronze", "FLINK_S3_ENDPOINT=" + s3Endpoint})
+	t.Logf("services ready after %v", time.Since(start).Round(time.Second))
+	clusterEnv, err := svc.script("flinkcluster", nil, "env")
+	if err != nil {
+		t.Fatalf("flinkcluster.sh env: %v", err)
+	}
+	bin = filepath.Join(dir, "bronze")
+	build := exec.Command("nice", "-n", "10", "go", "build", "-o", bin, "./pipelines/bronze")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the worker binary: static
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./pipelines/bronze: %v\n%s", err, out)
+	}
+	t.Logf("bronze built after %v", time.Since(start).Round(time.Second))
+	return svc, exportValue(t, clusterEnv, "HAADE_FLINK_WORKER_COMMAND"), exportValue(t, clusterEnv, "HAADE_FLINK_BOOT"), bin
 }

@@ -38,26 +38,8 @@ func TestFlinkSubmitE2E(t *testing.T) {
 	restURL := "http://127.0.0.1:" + envOr("FLINKC_REST_PORT", "8081")
 	endpoint := "127.0.0.1:" + envOr("FLINK_JOB_PORT", "8099")
 
-	svc := &services{t: t, root: root}
-	svc.ensure("kafka", nil)
-	svc.ensure("minio", nil)
-	svc.ensure("flinkcluster", []string{"FLINK_CHECKPOINT_DIR=s3://warehouse/checkpoints/bronze", "FLINK_S3_ENDPOINT=" + s3Endpoint})
-	clusterEnv, err := svc.script("flinkcluster", nil, "env")
-	if err != nil {
-		t.Fatalf("flinkcluster.sh env: %v", err)
-	}
-	workerCmd := exportValue(t, clusterEnv, "HAADE_FLINK_WORKER_COMMAND")
-	boot := exportValue(t, clusterEnv, "HAADE_FLINK_BOOT")
-	t.Logf("services ready after %v", time.Since(start).Round(time.Second))
-
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bronze")
-	build := exec.Command("nice", "-n", "10", "go", "build", "-o", bin, "./pipelines/bronze")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the worker binary: static
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./pipelines/bronze: %v\n%s", err, out)
-	}
+	_, workerCmd, boot, bin := standalone(t, root, s3Endpoint, dir, start)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
