@@ -1,96 +1,109 @@
 package runners
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
-	"time"
-
-	"github.com/prometheus/procfs"
+	"sync"
+	"syscall"
 )
 
 // Beam's universal runner (runnerlib.Execute, v2.77), which Prism's runner
-// calls, creates an empty "beamloopbackworker-*" file in the temporary
-// directory for every job it runs in loopback mode (--runner=direct and
-// prism without --endpoint): the environment must name a worker binary,
-// which loopback never runs. It neither closes nor removes it (Beam issue
-// #27569), so every run left one behind: 164 after a day of checks.
+// calls, creates an empty "beamloopbackworker-*" file in os.TempDir() for
+// every job it runs in loopback mode (--runner=direct and prism without
+// --endpoint): the environment must name a worker binary, which loopback
+// never runs. It neither closes nor removes it (Beam issue #27569), so
+// every run left one behind: 164 after a day of checks.
 //
-// loopbackFiles returns, before a run, the function that removes after it
-// the files the run left: those created since (not in the listing taken
-// now), empty, that this process holds open. Beam drops its *os.File, so
-// a garbage collection may have closed this process's file before the run
-// ends (a loaded CI machine showed it): a new empty file that no process
-// holds open is removed too, once it is older than loopbackGrace. A
-// younger one may be another process's, between Beam's creating it and
-// staging it (runnerlib.Execute reads it there), and stays. A file that
-// existed before the run, or that another process holds open, is never
-// touched. Where /proc cannot be read, nothing is removed.
-func loopbackFiles() (remove func()) {
-	dir := filepath.Clean(os.TempDir())
-	pattern := filepath.Join(dir, "beamloopbackworker-*")
-	before, _ := filepath.Glob(pattern)
-	return func() {
-		after, _ := filepath.Glob(pattern)
-		created := map[string]time.Time{}
-		for _, f := range after {
-			if !slices.Contains(before, f) {
-				if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
-					created[f] = st.ModTime()
-				}
-			}
+// A run on Prism therefore points TMPDIR at a directory of its own while it
+// runs (runTemp), and removes that directory, with whatever Beam or
+// anything else in the run made there, when it ends. Runs in one process
+// share the directory; the last to end removes it and puts TMPDIR back.
+// The directory is named haade-run-PID-*: a process killed in the middle of
+// a run leaves its directory, and the next run in the same temporary
+// directory removes those of processes that no longer exist.
+//
+// Listing the temporary directory before and after a run, which this
+// replaced, could not tell this run's file from another process's once a
+// garbage collection had closed Beam's dropped *os.File, and CI's tiers
+// still left 242.
+var runTemp struct {
+	sync.Mutex
+	n      int    // runs in progress
+	dir    string // this process's directory, while n > 0
+	old    string // TMPDIR before the first run
+	hadOld bool
+}
+
+// runTempPrefix starts the name of a run's temporary directory.
+const runTempPrefix = "haade-run-"
+
+// privateTemp points TMPDIR at this process's run directory until the
+// returned function is called. Where the directory cannot be made, TMPDIR
+// stays as it is.
+func privateTemp() (done func()) {
+	runTemp.Lock()
+	defer runTemp.Unlock()
+	if runTemp.n == 0 {
+		base := os.TempDir()
+		sweepRunTemps(base)
+		dir, err := os.MkdirTemp(base, fmt.Sprintf("%s%d-", runTempPrefix, os.Getpid()))
+		if err != nil {
+			return func() {}
 		}
-		if len(created) == 0 {
-			return
+		runTemp.old, runTemp.hadOld = os.LookupEnv("TMPDIR")
+		runTemp.dir = dir
+		os.Setenv("TMPDIR", dir)
+	}
+	runTemp.n++
+	var once sync.Once
+	return func() { once.Do(endRunTemp) }
+}
+
+func endRunTemp() {
+	runTemp.Lock()
+	defer runTemp.Unlock()
+	runTemp.n--
+	if runTemp.n > 0 {
+		return
+	}
+	if runTemp.hadOld {
+		os.Setenv("TMPDIR", runTemp.old)
+	} else {
+		os.Unsetenv("TMPDIR")
+	}
+	os.RemoveAll(runTemp.dir)
+	runTemp.dir = ""
+}
+
+// sweepRunTemps removes the run directories in base of processes that no
+// longer exist. One whose process runs, or whose owner cannot be told, stays.
+func sweepRunTemps(base string) {
+	dirs, _ := filepath.Glob(filepath.Join(base, runTempPrefix+"*"))
+	for _, d := range dirs {
+		pid, ok := runTempPID(filepath.Base(d))
+		if !ok || pid == os.Getpid() {
+			continue
 		}
-		mine, others, ok := holders()
-		if !ok {
-			return
-		}
-		for f, mtime := range created {
-			if mine[f] || (!others[f] && time.Since(mtime) > loopbackGrace) {
-				_ = os.Remove(f)
-			}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(d)
 		}
 	}
 }
 
-// loopbackGrace is how long a process may take from Beam's creating its
-// loopback file to staging it: runnerlib.Execute dials the job service for
-// up to 2 minutes in between.
-const loopbackGrace = 3 * time.Minute
-
-// holders gives the beamloopbackworker files this process holds open, and
-// those other processes do; ok is false where /proc cannot be read.
-func holders() (mine, others map[string]bool, ok bool) {
-	fs, err := procfs.NewDefaultFS()
-	if err != nil {
-		return nil, nil, false
+// runTempPID is the process id in a run directory's name, haade-run-PID-*.
+func runTempPID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, runTempPrefix)
+	if !ok {
+		return 0, false
 	}
-	procs, err := fs.AllProcs()
-	if err != nil {
-		return nil, nil, false
+	p, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
 	}
-	mine, others = map[string]bool{}, map[string]bool{}
-	self := os.Getpid()
-	for _, p := range procs {
-		targets, err := p.FileDescriptorTargets()
-		if err != nil {
-			if p.PID == self {
-				return nil, nil, false
-			}
-			continue // gone, or not ours to read
-		}
-		held := others
-		if p.PID == self {
-			held = mine
-		}
-		for _, t := range targets {
-			if strings.HasPrefix(filepath.Base(t), "beamloopbackworker-") {
-				held[t] = true
-			}
-		}
-	}
-	return mine, others, true
+	pid, err := strconv.Atoi(p)
+	return pid, err == nil && pid > 0
 }

@@ -87,6 +87,6 @@ func RunWith(ctx context.Context, runner string, p *beam.Pipeline, opts Options)
 	if runner == "flink" {
 		return runFlink(ctx, p, FlinkOptions{Unbounded: opts.Unbounded, MaxBundleTime: *MaxBundleTimeFlag, NoStagedJars: *FlinkClusterClasspathFlag}, opts)
 	}
-	defer loopbackFiles()()
+	defer privateTemp()()
 	return beam.Run(ctx, beamName(runner), p)
 }
