@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/haade/haade/pipelines/bronze/bronze"
 	"github.com/haade/haade/runners/lineage"
+	"github.com/haade/haade/runners/lineage/icetables"
 )
 
 // lineageOf names the datasets of a run of bronze, once the embedded demo
@@ -10,6 +11,6 @@ import (
 // tables. The SASL password never shows in a FAIL message.
 func lineageOf(cfg bronze.Config, lin *lineage.Command) {
 	lin.Inputs = []lineage.InputDataset{lineage.KafkaTopic(cfg.Kafka.Brokers, cfg.Kafka.Topic)}
-	lin.OutputTables = lineage.IcebergTables(cfg.Catalog, cfg.Pipeline, cfg.Table, cfg.DLQTable)
+	lin.OutputTables = icetables.Of(cfg.Catalog, cfg.Pipeline, cfg.Table, cfg.DLQTable)
 	lin.Secrets = []string{cfg.Kafka.SASLPassword}
 }

@@ -1,6 +1,9 @@
 package main
 
-import "github.com/haade/haade/runners/lineage"
+import (
+	"github.com/haade/haade/runners/lineage"
+	"github.com/haade/haade/runners/lineage/icetables"
+)
 
 // newLineage opens --lineage for a maintenance run: job "maintain", the
 // tables both read and rewritten; COMPLETE lists the snapshots maintenance
@@ -14,7 +17,7 @@ func newLineage(cfg Config, getenv func(string) string) (*lineage.Command, error
 	return &lineage.Command{
 		Emitter:      em,
 		Job:          lineage.Job{Name: "maintain"},
-		InputTables:  lineage.IcebergTables(cfg.Catalog, "", cfg.Tables...),
-		OutputTables: lineage.MaintainedTables(cfg.Catalog, cfg.Tables...),
+		InputTables:  icetables.Of(cfg.Catalog, "", cfg.Tables...),
+		OutputTables: icetables.Maintained(cfg.Catalog, cfg.Tables...),
 	}, nil
 }

@@ -17,8 +17,9 @@ type Command struct {
 	// Inputs are datasets read besides InputTables, such as a Kafka topic.
 	// Set them before Start.
 	Inputs []InputDataset
-	// InputTables and OutputTables are the Iceberg tables read and written.
-	InputTables, OutputTables *Tables
+	// InputTables and OutputTables are the tables read and written
+	// (icetables.Of for Iceberg's); nil: none.
+	InputTables, OutputTables Tables
 	// Detached says that a successful exit leaves the job running without
 	// this process (a Flink job submitted with --async): End then emits
 	// RUNNING, not COMPLETE.
@@ -31,13 +32,32 @@ type Command struct {
 	err error
 }
 
+// Tables are the datasets of the tables a run reads or writes, read from
+// their catalog when the run starts and again when it ends.
+type Tables interface {
+	// Inputs are the tables as input datasets.
+	Inputs(ctx context.Context) []InputDataset
+	// Outputs are the tables as output datasets, as the run starts.
+	Outputs(ctx context.Context) []OutputDataset
+	// Committed are the tables as output datasets with what the run
+	// committed to each since Outputs.
+	Committed(ctx context.Context) []OutputDataset
+}
+
 // Start emits START, once.
 func (c *Command) Start(ctx context.Context) {
 	if c == nil || c.run != nil {
 		return
 	}
-	inputs := append(append([]InputDataset{}, c.Inputs...), c.InputTables.Inputs(ctx)...)
-	c.run = c.Emitter.Start(ctx, c.Job, inputs, c.OutputTables.Outputs(ctx))
+	inputs := append([]InputDataset{}, c.Inputs...)
+	if c.InputTables != nil {
+		inputs = append(inputs, c.InputTables.Inputs(ctx)...)
+	}
+	var outputs []OutputDataset
+	if c.OutputTables != nil {
+		outputs = c.OutputTables.Outputs(ctx)
+	}
+	c.run = c.Emitter.Start(ctx, c.Job, inputs, outputs)
 }
 
 // Failed records the error the command is about to exit on, for FAIL.
@@ -61,7 +81,7 @@ func (c *Command) End(ctx context.Context, code int) {
 		// It failed before it was built (a catalog or broker out of
 		// reach): nothing was committed, and the catalog is read once.
 		c.Start(ctx)
-	} else {
+	} else if c.OutputTables != nil {
 		outputs = c.OutputTables.Committed(ctx)
 	}
 	switch {

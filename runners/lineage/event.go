@@ -202,3 +202,11 @@ type CatalogFacet struct {
 }
 
 const catalogFacetURL = "https://openlineage.io/spec/facets/1-1-0/CatalogDatasetFacet.json#/$defs/CatalogDatasetFacet"
+
+// NewCatalogFacet returns the catalog facet of a table of an Iceberg
+// catalog of type typ (sql, rest, ...) and name, at its metadata file, in
+// the warehouse.
+func NewCatalogFacet(typ, name, metadata, warehouse string) CatalogFacet {
+	return CatalogFacet{Base: base(catalogFacetURL), Framework: "iceberg", Type: typ, Name: name,
+		MetadataURI: metadata, WarehouseURI: warehouse}
+}

@@ -1,17 +1,16 @@
 package lineage
 
 import (
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
-
-	"github.com/haade/haade/io/icebergio"
 )
 
 // secretEnv are the variables whose values never appear in an event: the
 // catalog and Kafka passwords, the S3 secret key, the lineage API key.
 var secretEnv = []string{
-	icebergio.EnvCatalogPassword, "HAADE_KAFKA_SASL_PASSWORD", "HAADE_SASL_PASSWORD",
+	"HAADE_CATALOG_PASSWORD", "HAADE_KAFKA_SASL_PASSWORD", "HAADE_SASL_PASSWORD",
 	"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", EnvAPIKey,
 }
 
@@ -21,12 +20,12 @@ const EnvAPIKey = "HAADE_LINEAGE_API_KEY"
 
 var uriPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
 
-// Redact returns msg with the password of every URI in it masked (as
-// icebergio.RedactURI does), and with the value of every secret variable
+// Redact returns msg with the password of every URI in it masked
+// (url.URL.Redacted), and with the value of every secret variable
 // (HAADE_CATALOG_PASSWORD, HAADE_KAFKA_SASL_PASSWORD, AWS_SECRET_ACCESS_KEY,
 // ...) and of each of secrets replaced by "xxxxx".
 func Redact(msg string, secrets ...string) string {
-	msg = uriPattern.ReplaceAllStringFunc(msg, icebergio.RedactURI)
+	msg = uriPattern.ReplaceAllStringFunc(msg, redactURI)
 	for _, env := range secretEnv {
 		secrets = append(secrets, os.Getenv(env))
 	}
@@ -36,4 +35,16 @@ func Redact(msg string, secrets ...string) string {
 		}
 	}
 	return msg
+}
+
+// redactURI is uri with its password, if it has one, masked.
+func redactURI(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.User == nil {
+		return uri
+	}
+	if _, ok := u.User.Password(); !ok {
+		return uri
+	}
+	return u.Redacted()
 }

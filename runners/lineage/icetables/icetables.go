@@ -1,4 +1,8 @@
-package lineage
+// Package icetables describes Iceberg tables as OpenLineage datasets, for
+// a command's lineage (lineage.Command's InputTables and OutputTables). It
+// is a package of its own so that the harness, which carries lineage.Command,
+// links no Iceberg catalog: a pipeline that names its tables links it.
+package icetables
 
 import (
 	"context"
@@ -12,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/maintain"
+	"github.com/haade/haade/runners/lineage"
 )
 
 // Tables are Iceberg tables of one catalog, as lineage datasets: namespace
@@ -32,18 +37,18 @@ type Tables struct {
 	ours func(map[string]string) bool
 }
 
-// IcebergTables describes the tables idents ("namespace.table") of cat that
+// Of describes the tables idents ("namespace.table") of cat that
 // pipeline (the snapshot summary's haade.pipeline) reads or writes.
-func IcebergTables(cat icebergio.CatalogConfig, pipeline string, idents ...string) *Tables {
+func Of(cat icebergio.CatalogConfig, pipeline string, idents ...string) *Tables {
 	return &Tables{cat: cat, pipeline: pipeline, idents: idents, before: map[string]int64{},
 		ours: func(p map[string]string) bool { return p[icebergio.SummaryPipeline] == pipeline }}
 }
 
-// MaintainedTables describes the tables idents of cat that table
+// Maintained describes the tables idents of cat that table
 // maintenance (pipelines/maintain) rewrites: Committed reports the snapshots
 // that carry maintain.SummaryMaintenance (compactions, manifest rewrites).
-func MaintainedTables(cat icebergio.CatalogConfig, idents ...string) *Tables {
-	t := IcebergTables(cat, "", idents...)
+func Maintained(cat icebergio.CatalogConfig, idents ...string) *Tables {
+	t := Of(cat, "", idents...)
 	t.ours = func(p map[string]string) bool { return p[maintain.SummaryMaintenance] != "" }
 	return t
 }
@@ -97,39 +102,38 @@ func (t *Tables) facets(tbl *table.Table) map[string]any {
 		name = "local"
 	}
 	return map[string]any{
-		"schema": NewSchemaFacet(schemaFields(tbl.Schema().Fields())),
-		"catalog": CatalogFacet{Base: base(catalogFacetURL), Framework: "iceberg", Type: typ, Name: name,
-			MetadataURI: tbl.MetadataLocation(), WarehouseURI: t.namespace()},
+		"schema":  lineage.NewSchemaFacet(schemaFields(tbl.Schema().Fields())),
+		"catalog": lineage.NewCatalogFacet(typ, name, tbl.MetadataLocation(), t.namespace()),
 	}
 }
 
 // Inputs returns the tables as input datasets.
-func (t *Tables) Inputs(ctx context.Context) []InputDataset {
+func (t *Tables) Inputs(ctx context.Context) []lineage.InputDataset {
 	if t == nil {
 		return nil
 	}
 	tbls := t.load(ctx)
-	out := []InputDataset{}
+	out := []lineage.InputDataset{}
 	for _, ident := range t.idents {
-		out = append(out, InputDataset{Namespace: t.namespace(), Name: ident, Facets: t.facets(tbls[ident])})
+		out = append(out, lineage.InputDataset{Namespace: t.namespace(), Name: ident, Facets: t.facets(tbls[ident])})
 	}
 	return out
 }
 
 // Outputs returns the tables as output datasets, and records each one's
 // current snapshot: Committed reports the snapshots made after it.
-func (t *Tables) Outputs(ctx context.Context) []OutputDataset {
+func (t *Tables) Outputs(ctx context.Context) []lineage.OutputDataset {
 	if t == nil {
 		return nil
 	}
 	tbls := t.load(ctx)
-	out := []OutputDataset{}
+	out := []lineage.OutputDataset{}
 	for _, ident := range t.idents {
 		t.before[ident] = 0
 		if tbl := tbls[ident]; tbl != nil && tbl.CurrentSnapshot() != nil {
 			t.before[ident] = tbl.CurrentSnapshot().SnapshotID
 		}
-		out = append(out, OutputDataset{Namespace: t.namespace(), Name: ident, Facets: t.facets(tbls[ident])})
+		out = append(out, lineage.OutputDataset{Namespace: t.namespace(), Name: ident, Facets: t.facets(tbls[ident])})
 	}
 	return out
 }
@@ -139,14 +143,14 @@ func (t *Tables) Outputs(ctx context.Context) []OutputDataset {
 // custom haade_snapshots facet) and their added rows, bytes and data files
 // (the standard outputStatistics facet). Snapshots another writer made
 // meanwhile (a compaction) are left out.
-func (t *Tables) Committed(ctx context.Context) []OutputDataset {
+func (t *Tables) Committed(ctx context.Context) []lineage.OutputDataset {
 	if t == nil {
 		return nil
 	}
 	tbls := t.load(ctx)
-	out := []OutputDataset{}
+	out := []lineage.OutputDataset{}
 	for _, ident := range t.idents {
-		ds := OutputDataset{Namespace: t.namespace(), Name: ident, Facets: t.facets(tbls[ident])}
+		ds := lineage.OutputDataset{Namespace: t.namespace(), Name: ident, Facets: t.facets(tbls[ident])}
 		if tbl := tbls[ident]; tbl != nil {
 			snaps, rows, size, files := t.since(tbl, t.before[ident])
 			var current int64
@@ -154,8 +158,8 @@ func (t *Tables) Committed(ctx context.Context) []OutputDataset {
 				current = s.SnapshotID
 			}
 			ds.OutputFacets = map[string]any{
-				"outputStatistics": NewOutputStatistics(rows, size, files),
-				"haade_snapshots":  NewSnapshotsFacet(current, snaps),
+				"outputStatistics": lineage.NewOutputStatistics(rows, size, files),
+				"haade_snapshots":  lineage.NewSnapshotsFacet(current, snaps),
 			}
 		}
 		out = append(out, ds)
@@ -165,7 +169,7 @@ func (t *Tables) Committed(ctx context.Context) []OutputDataset {
 
 // since returns the snapshots of t's pipeline after the snapshot before
 // (exclusive), oldest first, and the rows, bytes and data files they added.
-func (t *Tables) since(tbl *table.Table, before int64) (snaps []Snapshot, rows, size, files int64) {
+func (t *Tables) since(tbl *table.Table, before int64) (snaps []lineage.Snapshot, rows, size, files int64) {
 	cur := tbl.CurrentSnapshot()
 	if cur == nil {
 		return nil, 0, 0, 0
@@ -179,7 +183,7 @@ func (t *Tables) since(tbl *table.Table, before int64) (snaps []Snapshot, rows, 
 		}
 		p := s.Summary.Properties
 		n := func(k string) int64 { v, _ := strconv.ParseInt(p[k], 10, 64); return v }
-		snaps = append(snaps, Snapshot{SnapshotID: s.SnapshotID, Operation: string(s.Summary.Operation),
+		snaps = append(snaps, lineage.Snapshot{SnapshotID: s.SnapshotID, Operation: string(s.Summary.Operation),
 			AddedRecords: n("added-records"), DeletedRecords: n("deleted-records"), TimestampMs: s.TimestampMs})
 		rows += n("added-records")
 		size += n("added-files-size")
@@ -192,10 +196,10 @@ func (t *Tables) since(tbl *table.Table, before int64) (snaps []Snapshot, rows, 
 // schemaFields is an Iceberg schema as schema facet fields, with Iceberg's
 // type names (string, long, timestamptz, struct<...>); nested types list
 // their members.
-func schemaFields(fs []iceberg.NestedField) []SchemaField {
-	out := make([]SchemaField, 0, len(fs))
+func schemaFields(fs []iceberg.NestedField) []lineage.SchemaField {
+	out := make([]lineage.SchemaField, 0, len(fs))
 	for _, f := range fs {
-		sf := SchemaField{Name: f.Name, Type: f.Type.String(), Description: f.Doc}
+		sf := lineage.SchemaField{Name: f.Name, Type: f.Type.String(), Description: f.Doc}
 		switch tt := f.Type.(type) {
 		case *iceberg.StructType:
 			sf.Type = "struct"
