@@ -20,7 +20,6 @@ import (
 	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/gold"
-	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -111,15 +110,10 @@ func build(ctx context.Context, s beam.Scope, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	src, _, err := snapshots.ResumeSource(ctx, cfg.Catalog, cfg.Source, true, daily, terms)
+	touched, progress, err := snapshots.ChangedDays(ctx, s, cfg.Catalog, cfg.Source, tables.SilverEvent{}, "timestamp", daily, terms)
 	if err != nil {
 		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
 	}
-	progress := offsets.Offsets{}
-	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
-
-	snaps := snapshots.ReadSnapshots(s, src)
-	touched := snapshots.TouchedDays(s, snaps, tables.SilverEvent{}, "timestamp")
 	days := snapshots.ReadDayBatches(s, cfg.Catalog, cfg.Source, gold.DayRows{}, "timestamp", touched)
 	icebergio.OverwriteDays(s, daily, "day", progress, gold.SourceDailyCounts(s, days))
 	icebergio.OverwriteDays(s, terms, "hour", progress, gold.TrendingTerms(s, days, cfg.TopTerms))

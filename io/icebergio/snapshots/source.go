@@ -297,6 +297,33 @@ func (t *splitAtPosition) IsBounded() bool {
 	return t.GetRestriction().(offsetrange.Restriction).End != math.MaxInt64
 }
 
+// Progress is the progress a pipeline records once it has read src to its
+// end (Until): the snapshot sequence numbers up to Until, as the offsets of
+// partition 0 of icebergio.SourceTopic(src.Ident). A pipeline's overwrite
+// (icebergio.OverwriteDays) records it with the rows it writes, and the
+// next run's ResumeSource starts after it.
+func (src Source) Progress() offsets.Offsets {
+	p := offsets.Offsets{}
+	p.Set(icebergio.SourceTopic(src.Ident), 0, src.Until+1)
+	return p
+}
+
+// ChangedDays is the read side of a pipeline that recomputes whole days of
+// its tables (sinks) from table ident: a bounded read of the snapshots
+// appended to ident since the smallest progress the sinks hold
+// (ResumeSource), and the days, by the timestamp column of row's type, that
+// their rows fall in (TouchedDays). It returns PCollection<int64> of those
+// days (days since the epoch, UTC), to read again with ReadDays or
+// ReadDayBatches, and the progress that the sinks' overwrites record
+// (Source.Progress).
+func ChangedDays(ctx context.Context, s beam.Scope, cat icebergio.CatalogConfig, ident string, row any, column string, sinks ...*icebergio.Sink) (beam.PCollection, offsets.Offsets, error) {
+	src, _, err := ResumeSource(ctx, cat, ident, true, sinks...)
+	if err != nil {
+		return beam.PCollection{}, nil, err
+	}
+	return TouchedDays(s, ReadSnapshots(s, src), row, column), src.Progress(), nil
+}
+
 // ResumeSource plans a read of table ident for a pipeline that writes the
 // given sinks: it starts after the smallest source position the sinks hold
 // (docs/DESIGN.md decision 3, with snapshot sequence numbers for offsets), and

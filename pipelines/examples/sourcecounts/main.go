@@ -18,7 +18,6 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/snapshots"
 	"github.com/haade/haade/runners"
-	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -26,7 +25,8 @@ import (
 var sourceHourly = tables.Table{Ident: "lakehouse.source_hourly", Row: SourceHour{},
 	Partition: []tables.PartitionField{{Column: "hour", Transform: "day"}}}
 
-// SourceHour is a row of lakehouse.source_hourly.
+// SourceHour is a row of lakehouse.source_hourly; without Events, the key
+// an event is counted by.
 type SourceHour struct {
 	Hour   int64  `iceberg:"hour,required,timestamptz"`
 	Source string `iceberg:"source,required"`
@@ -51,57 +51,46 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	}
 }
 
-func build(ctx context.Context, s beam.Scope, cfg Config) error {
-	out, err := icebergio.Open(ctx, cfg.Catalog, sourceHourly.As(cfg.Table), "sourcecounts")
+func build(ctx context.Context, s beam.Scope, cfg Config) (runners.Job, error) {
+	out, err := icebergio.Open(ctx, cfg.Catalog, sourceHourly.As(cfg.Table), cfg.Pipeline)
 	if err != nil {
-		return err
+		return runners.Job{}, err
 	}
-	src, _, err := snapshots.ResumeSource(ctx, cfg.Catalog, cfg.Source, true, out)
+	days, progress, err := snapshots.ChangedDays(ctx, s, cfg.Catalog, cfg.Source, tables.BronzeEvent{}, "ingested_at", out)
 	if err != nil {
-		return fmt.Errorf("--source=%s: %w", cfg.Source, err)
+		return runners.Job{}, fmt.Errorf("--source=%s: %w", cfg.Source, err)
 	}
-	progress := offsets.Offsets{}
-	progress.Set(icebergio.SourceTopic(cfg.Source), 0, src.Until+1)
-
-	days := snapshots.TouchedDays(s, snapshots.ReadSnapshots(s, src), tables.BronzeEvent{}, "ingested_at")
 	events := snapshots.ReadDays(s, cfg.Catalog, cfg.Source, tables.BronzeEvent{}, "ingested_at", days)
 	icebergio.OverwriteDays(s, out, "hour", progress, counts(s, events))
-	return nil
+	return runners.Job{}, nil
 }
 
-// counts returns PCollection<SourceHour>: PCollection<tables.BronzeEvent> counted
-// per source and hour of ingestion.
+// counts returns PCollection<SourceHour>: PCollection<tables.BronzeEvent>
+// counted per source and hour of ingestion.
 func counts(s beam.Scope, events beam.PCollection) beam.PCollection {
-	return beam.ParDo(s, toRow, stats.Count(s, beam.ParDo(s, hourAndSource, events)))
+	return beam.ParDo(s, withEvents, stats.Count(s, beam.ParDo(s, hourAndSource, events)))
 }
 
-type key struct {
-	Hour   int64
-	Source string
-}
-
-func hourAndSource(e tables.BronzeEvent) key {
-	k := key{Hour: e.IngestedAt - e.IngestedAt%3_600_000_000, Source: "(none)"}
+// hourAndSource is the row an event is counted in, with no count yet.
+func hourAndSource(e tables.BronzeEvent) SourceHour {
+	k := SourceHour{Hour: e.IngestedAt - e.IngestedAt%3_600_000_000, Source: "(none)"}
 	if e.Source != nil {
 		k.Source = *e.Source
 	}
 	return k
 }
 
-func toRow(k key, n int) SourceHour {
-	return SourceHour{Hour: k.Hour, Source: k.Source, Events: int64(n)}
+func withEvents(k SourceHour, n int) SourceHour {
+	k.Events = int64(n)
+	return k
 }
 
 func init() {
 	beam.RegisterType(reflect.TypeOf((*SourceHour)(nil)).Elem())
-	beam.RegisterType(reflect.TypeOf((*key)(nil)).Elem())
 	beam.RegisterFunction(hourAndSource)
-	beam.RegisterFunction(toRow)
+	beam.RegisterFunction(withEvents)
 }
 
-var pipeline = runners.Pipeline[Config]{Name: "sourcecounts", Flags: flags,
-	Build: func(ctx context.Context, s beam.Scope, cfg Config) (runners.Job, error) {
-		return runners.Job{}, build(ctx, s, cfg)
-	}}
+var pipeline = runners.Pipeline[Config]{Name: "sourcecounts", Flags: flags, Build: build}
 
 func main() { runners.Main(pipeline) }

@@ -46,7 +46,7 @@ func TestCounts(t *testing.T) {
 // touch, and a rerun after more rows recounts only what changed.
 func TestBuildOverBronzeSnapshots(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"),
+	cfg := Config{Common: runners.Common{Pipeline: "sourcecounts"}, Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"),
 		Warehouse: filepath.Join(dir, "warehouse")}, Source: "lakehouse.bronze_events", Table: "lakehouse.source_hourly"}
 	appendBronze(t, cfg, event("news", 0), event("FT", time.Minute))
 	appendBronze(t, cfg, event("news", 2*time.Minute))
@@ -66,7 +66,7 @@ func TestBuildOverBronzeSnapshots(t *testing.T) {
 func run(t *testing.T, cfg Config) {
 	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
-	if err := build(context.Background(), s, cfg); err != nil {
+	if _, err := build(context.Background(), s, cfg); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runners.Run(context.Background(), "direct", p); err != nil {
@@ -108,7 +108,7 @@ func appendBronze(t *testing.T, cfg Config, rows ...tables.BronzeEvent) {
 // run, the exit code; a bad flag is one line that names it, and exit 2.
 func TestCommand(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"),
+	cfg := Config{Common: runners.Common{Pipeline: "sourcecounts"}, Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"),
 		Warehouse: filepath.Join(dir, "warehouse")}, Source: "lakehouse.bronze_events", Table: "lakehouse.source_hourly"}
 	appendBronze(t, cfg, event("news", 0), event("news", time.Minute))
 	env := map[string]string{"HAADE_WAREHOUSE": cfg.Catalog.Warehouse}
