@@ -18,7 +18,7 @@ import (
 )
 
 // TestMain runs pipelines on Prism (ptest's default), in process, so that
-// InjectBeforeCommit reaches the committer.
+// a function set at inject.BeforeCommit reaches the committer.
 func TestMain(m *testing.M) { ptest.Main(m) }
 
 func init() {

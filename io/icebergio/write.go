@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/haade/haade/internal/inject"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
@@ -273,7 +274,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 			return err
 		}
 		tableSeen(f.Ident)
-		f.c = &committer{cat: cat, open: f.Catalog.Open, ident: f.Ident, pipeline: f.Pipeline, start: start, ids: ids, beforeCommit: hookFor(f.Ident),
+		f.c = &committer{cat: cat, open: f.Catalog.Open, ident: f.Ident, pipeline: f.Pipeline, start: start, ids: ids, beforeCommit: beforeCommitPoint(f.Ident),
 			progressEvery: time.Duration(f.ProgressEvery)}
 		return nil
 	})
@@ -338,25 +339,12 @@ func (f *commitFn) Teardown() {
 	}
 }
 
-var hooks sync.Map // table ident -> func(FileSet) error
-
-// InjectBeforeCommit makes the committer of table ident call fn after the
-// window's files are written and before its snapshot is committed; an error
-// from fn fails the commit without retry. It is for tests that inject
-// crashes; the returned func removes the hook. It works with runners that
-// run the worker in this process (Prism).
-func InjectBeforeCommit(ident string, fn func(FileSet) error) (remove func()) {
-	hooks.Store(ident, fn)
-	return func() { hooks.Delete(ident) }
-}
-
-func hookFor(ident string) func(FileSet) error {
-	return func(w FileSet) error {
-		if v, ok := hooks.Load(ident); ok {
-			return v.(func(FileSet) error)(w)
-		}
-		return nil
-	}
+// beforeCommitPoint is the test point inject.BeforeCommit(ident): a test
+// makes the committer fail there as a crash between writing a window's
+// files and committing them would.
+func beforeCommitPoint(ident string) func(FileSet) error {
+	point := inject.BeforeCommit(ident)
+	return func(w FileSet) error { return inject.Check(point, w) }
 }
 
 // newRunID returns a random id for one construction of Write.

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/teststream"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/internal/inject"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/transforms/offsets"
@@ -91,7 +92,7 @@ func TestWriteCrashBeforeCommit(t *testing.T) {
 			ident := sink.Table.Ident
 			ws := threeWindows()
 			crash := errors.New("injected crash before commit")
-			remove := icebergio.InjectBeforeCommit(ident, func(w icebergio.FileSet) error {
+			remove := inject.At(inject.BeforeCommit(ident), func(w icebergio.FileSet) error {
 				if w.WindowEnd == windowEnd(2).UnixMilli() {
 					return crash
 				}

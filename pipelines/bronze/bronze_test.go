@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/haade/haade/internal/inject"
 	"github.com/haade/haade/pipelines/bronze/bronze"
 	"path/filepath"
 	"slices"
@@ -349,7 +350,7 @@ func TestCrashBeforeCommitThenRestart(t *testing.T) {
 			e := newEnv(t, 4)
 			e.produce(sample(2000, 4))
 			crash := errors.New("injected crash before commit")
-			remove := icebergio.InjectBeforeCommit(tbl, func(icebergio.FileSet) error { return crash })
+			remove := inject.At(inject.BeforeCommit(tbl), func(icebergio.FileSet) error { return crash })
 			err := e.runBronze()
 			remove()
 			if err == nil {
