@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/io/icebergio"
 	icemaint "github.com/haade/haade/io/icebergio/maintain"
 	"github.com/haade/haade/runners"
@@ -119,7 +120,7 @@ func (c Config) validate() error {
 	}
 	// Last, as it looks at the file system: maintenance never creates a catalog.
 	if err := c.Catalog.CheckExists(); err != nil {
-		return fmt.Errorf("--catalog-uri=%s: %v", icebergio.RedactURI(c.Catalog.URI), err)
+		return fmt.Errorf("--catalog-uri=%s: %v", secret.RedactURI(c.Catalog.URI), err)
 	}
 	if _, err := c.Catalog.Properties(); err != nil {
 		return fmt.Errorf("--catalog-uri: %v", err)

@@ -15,13 +15,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/haade/haade/io/icebergio"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/obs"
 )
@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cat, err := cfg.Catalog.Open(ctx)
 	if err != nil {
 		lin.Failed(err)
-		fmt.Fprintf(stderr, "maintain: --catalog-uri=%s: %v\n", icebergio.RedactURI(cfg.Catalog.URI), err)
+		fmt.Fprintf(stderr, "maintain: --catalog-uri=%s: %v\n", secret.RedactURI(cfg.Catalog.URI), err)
 		return 2
 	}
 	defer closeCatalog(cat)

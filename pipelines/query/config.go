@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/haade/haade/internal/flagenv"
+	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 )
@@ -94,7 +95,7 @@ func (c Config) validate() error {
 	}
 	// Last, as it looks at the file system: query never creates a catalog.
 	if err := c.Catalog.CheckExists(); err != nil {
-		return fmt.Errorf("--catalog-uri=%s: %v (run `go run ./pipelines/bronze --runner=direct` to make one)", icebergio.RedactURI(c.Catalog.URI), err)
+		return fmt.Errorf("--catalog-uri=%s: %v (run `go run ./pipelines/bronze --runner=direct` to make one)", secret.RedactURI(c.Catalog.URI), err)
 	}
 	if _, err := c.Catalog.Properties(); err != nil {
 		return fmt.Errorf("--catalog-uri: %v", err)

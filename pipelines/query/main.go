@@ -23,6 +23,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 )
@@ -50,7 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cat, err := cfg.Catalog.Open(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "query: --catalog-uri=%s: %v\n", icebergio.RedactURI(cfg.Catalog.URI), err)
+		fmt.Fprintf(stderr, "query: --catalog-uri=%s: %v\n", secret.RedactURI(cfg.Catalog.URI), err)
 		return 1
 	}
 	defer func() {
@@ -91,7 +92,7 @@ func (q *query) load(ctx context.Context) (*table.Table, error) {
 	}
 	tbl, err := q.cat.LoadTable(ctx, id)
 	if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
-		return nil, fmt.Errorf("no table %s in catalog %q (%s); `query tables` lists them", q.cfg.Table, q.cfg.Catalog.Name, icebergio.RedactURI(q.cfg.Catalog.URI))
+		return nil, fmt.Errorf("no table %s in catalog %q (%s); `query tables` lists them", q.cfg.Table, q.cfg.Catalog.Name, secret.RedactURI(q.cfg.Catalog.URI))
 	}
 	return tbl, err
 }
