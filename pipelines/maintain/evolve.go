@@ -117,13 +117,7 @@ func evolveFlags(fs *flag.FlagSet) func() (EvolveConfig, error) {
 		if c.LogFormat != "text" && c.LogFormat != "json" {
 			return c, fmt.Errorf("--log-format=%q: want text or json", c.LogFormat)
 		}
-		if err := c.Catalog.CheckExists(); err != nil {
-			return c, fmt.Errorf("--catalog-uri=%s: %v", secret.RedactURI(c.Catalog.URI), err)
-		}
-		if _, err := c.Catalog.Properties(); err != nil {
-			return c, fmt.Errorf("--catalog-uri: %v", err)
-		}
-		return c, nil
+		return c, icebergio.CheckExistingFlags(c.Catalog)
 	}
 }
 
