@@ -17,20 +17,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/obs"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
-}
+func main() { runners.ToolMain(run) }
 
 // run is the whole command: exit 0 when every table was maintained, 1 when
 // one failed, 2 for a bad command line.

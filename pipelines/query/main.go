@@ -18,8 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -28,11 +26,7 @@ import (
 	"github.com/haade/haade/runners"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
-}
+func main() { runners.ToolMain(run) }
 
 // run is the whole command: exit 0, 1 when the catalog or the table fails
 // us, 2 for a bad command line.
