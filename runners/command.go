@@ -21,21 +21,6 @@ func Command[C any](name string, args []string, getenv func(string) string, stdo
 	return parseCommand(NewFlagSet(name), name, args, getenv, stdout, stderr, absolutePaths(flags), beam.Init)
 }
 
-// Tool is Command for a command that runs no Beam pipeline: fs holds only
-// its own flags, and there is no worker mode.
-func Tool[C any](fs *flag.FlagSet, args []string, getenv func(string) string, stdout, stderr io.Writer,
-	flags func(*flag.FlagSet) func() (C, error)) (cfg C, code int, ok bool) {
-	return parseCommand(fs, fs.Name(), args, getenv, stdout, stderr, flags, func() {})
-}
-
-// ToolFlagSet returns the flag set of a command called name that runs no
-// Beam pipeline: none of Beam's flags, and no output of its own.
-func ToolFlagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
 // ParseConfig parses a command line (without the program name) and the
 // environment into the Config that flags defines on fs, as Command and Tool
 // do, without printing: for tests.

@@ -1,7 +1,9 @@
 // Package secret reads a password from a worker's environment: the
 // variable itself, or a file that another variable names (a mounted
 // Kubernetes Secret). It is the one copy of that logic for the io packages
-// (kafkaio, icebergio, registryio).
+// (kafkaio, icebergio, registryio). RedactURI masks the password of a URI
+// for the io packages, the commands and runners/lineage alike, which may
+// import no io package.
 //
 // A password never travels inside a pipeline, so a worker that runs in the
 // process that built the pipeline (Prism, Flink LOOPBACK) finds it through

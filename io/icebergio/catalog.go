@@ -15,8 +15,9 @@ import (
 	_ "github.com/apache/iceberg-go/catalog/rest"  // registers "rest"
 	_ "github.com/apache/iceberg-go/catalog/sql"   // registers "sql"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// file IO
-	_ "github.com/uptrace/bun/driver/pgdriver"     // "pg" driver for postgres:// catalogs
-	_ "github.com/uptrace/bun/driver/sqliteshim"   // pure-Go SQLite
+	"github.com/haade/haade/internal/secret"
+	_ "github.com/uptrace/bun/driver/pgdriver"   // "pg" driver for postgres:// catalogs
+	_ "github.com/uptrace/bun/driver/sqliteshim" // pure-Go SQLite
 )
 
 // CatalogConfig says where the tables live. It is serialised into DoFns,
@@ -166,7 +167,7 @@ func (c CatalogConfig) Open(ctx context.Context) (catalog.Catalog, error) {
 		if isBusy(err) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: open %s catalog %q: %v", ErrCatalog, c.withDefaults().Type, RedactURI(c.URI), err)
+		return nil, fmt.Errorf("%w: open %s catalog %q: %v", ErrCatalog, c.withDefaults().Type, secret.RedactURI(c.URI), err)
 	}
 	return cat, nil
 }
@@ -192,20 +193,6 @@ func (c CatalogConfig) Check(ctx context.Context) error {
 	}
 	CloseCatalog(cat)
 	return nil
-}
-
-// RedactURI returns uri with its password, if it has one, replaced by
-// "xxxxx", for messages and logs: a postgres:// catalog URI often carries
-// one.
-func RedactURI(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil || u.User == nil {
-		return uri
-	}
-	if _, ok := u.User.Password(); !ok {
-		return uri
-	}
-	return u.Redacted()
 }
 
 // CloseCatalog closes cat when its implementation holds resources (the SQL

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/haade/haade/internal/secret"
 )
 
 // CatalogBusyWait is how long Open keeps trying a SQLite catalog that
@@ -34,9 +35,9 @@ func loadWaitingWhileBusy(ctx context.Context, name string, props iceberg.Proper
 		waited := time.Since(started)
 		if waited >= CatalogBusyWait || ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: the SQLite catalog %s is busy: another process holds it locked (SQLITE_BUSY); waited %v over %d tries: %v",
-				ErrCatalogBusy, RedactURI(uri), waited.Round(time.Second), attempt, err)
+				ErrCatalogBusy, secret.RedactURI(uri), waited.Round(time.Second), attempt, err)
 		}
-		slog.Warn("catalog busy: another process holds it locked; retrying", "catalog", RedactURI(uri),
+		slog.Warn("catalog busy: another process holds it locked; retrying", "catalog", secret.RedactURI(uri),
 			"attempt", attempt, "waited", waited.Round(time.Millisecond))
 		select {
 		case <-ctx.Done():

@@ -9,11 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/haade/haade/io/icebergio/rows"
-
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/io/icebergio/rows"
 )
 
 // ErrEvolve is returned when a schema change is refused: it would lose or

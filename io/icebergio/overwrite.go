@@ -7,14 +7,13 @@ import (
 	"sort"
 	"time"
 
-	"github.com/haade/haade/io/icebergio/rows"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/transforms/offsets"
 )
 

@@ -10,11 +10,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/haade/haade/io/icebergio/rows"
-
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )

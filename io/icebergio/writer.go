@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/haade/haade/io/icebergio/rows"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -20,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/transforms/offsets"
 )
 

@@ -3,15 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/haade/haade/pipelines/bronze/bronze"
 	"io"
 	"math"
-
 	"strings"
 	"time"
 
+	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio/embedded"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"github.com/haade/haade/transforms/parse"
 	sampleevents "github.com/haade/haade/transforms/sample"
 )
@@ -68,5 +68,5 @@ func printSummary(out io.Writer, cfg bronze.Config, pl *bronze.Plan, took time.D
 		fmt.Fprintf(out, "%-32s %8d rows  %3d snapshots  %4d data files  %s\n", ident, st.Rows, st.Snapshots, st.DataFiles, st.Location)
 	}
 	wh, _ := cfg.Catalog.WarehouseURL()
-	fmt.Fprintf(out, "catalog %q (%s %s), warehouse %s\n", cfg.Catalog.Name, cfg.Catalog.Type, icebergio.RedactURI(cfg.Catalog.URI), wh)
+	fmt.Fprintf(out, "catalog %q (%s %s), warehouse %s\n", cfg.Catalog.Name, cfg.Catalog.Type, secret.RedactURI(cfg.Catalog.URI), wh)
 }

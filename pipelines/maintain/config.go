@@ -75,12 +75,6 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 
 // validate checks the configuration; each error names its flag.
 func (c Config) validate() error {
-	if c.Catalog.Type != "sql" && c.Catalog.Type != "rest" {
-		return fmt.Errorf("--catalog=%q: want sql or rest", c.Catalog.Type)
-	}
-	if c.Catalog.S3Endpoint != "" && !strings.HasPrefix(c.Catalog.S3Endpoint, "http://") && !strings.HasPrefix(c.Catalog.S3Endpoint, "https://") {
-		return fmt.Errorf("--s3-endpoint=%q: want http(s)://host:port", c.Catalog.S3Endpoint)
-	}
 	if len(c.Tables) == 0 {
 		return errors.New("--tables: empty")
 	}
@@ -114,17 +108,8 @@ func (c Config) validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("--log-format=%q: want text or json", c.LogFormat)
 	}
-	if _, err := c.Catalog.WarehouseURL(); err != nil {
-		return fmt.Errorf("--warehouse: %v", err)
-	}
 	// Last, as it looks at the file system: maintenance never creates a catalog.
-	if err := c.Catalog.CheckExists(); err != nil {
-		return fmt.Errorf("--catalog-uri=%s: %v", icebergio.RedactURI(c.Catalog.URI), err)
-	}
-	if _, err := c.Catalog.Properties(); err != nil {
-		return fmt.Errorf("--catalog-uri: %v", err)
-	}
-	return nil
+	return icebergio.CheckExistingFlags(c.Catalog)
 }
 
 func joinActions(as []icemaint.Action) string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/registryio"
 	"github.com/haade/haade/runners"
@@ -116,13 +117,7 @@ func evolveFlags(fs *flag.FlagSet) func() (EvolveConfig, error) {
 		if c.LogFormat != "text" && c.LogFormat != "json" {
 			return c, fmt.Errorf("--log-format=%q: want text or json", c.LogFormat)
 		}
-		if err := c.Catalog.CheckExists(); err != nil {
-			return c, fmt.Errorf("--catalog-uri=%s: %v", icebergio.RedactURI(c.Catalog.URI), err)
-		}
-		if _, err := c.Catalog.Properties(); err != nil {
-			return c, fmt.Errorf("--catalog-uri: %v", err)
-		}
-		return c, nil
+		return c, icebergio.CheckExistingFlags(c.Catalog)
 	}
 }
 
@@ -146,7 +141,7 @@ func runEvolve(ctx context.Context, args []string, getenv func(string) string, s
 	defer cancel()
 	cat, err := cfg.Catalog.Open(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "maintain evolve: --catalog-uri=%s: %v\n", icebergio.RedactURI(cfg.Catalog.URI), err)
+		fmt.Fprintf(stderr, "maintain evolve: --catalog-uri=%s: %v\n", secret.RedactURI(cfg.Catalog.URI), err)
 		return 2
 	}
 	defer closeCatalog(cat)

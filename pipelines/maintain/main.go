@@ -15,22 +15,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/haade/haade/io/icebergio"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/obs"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
-}
+func main() { runners.ToolMain(run) }
 
 // run is the whole command: exit 0 when every table was maintained, 1 when
 // one failed, 2 for a bad command line.
@@ -54,7 +47,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cat, err := cfg.Catalog.Open(ctx)
 	if err != nil {
 		lin.Failed(err)
-		fmt.Fprintf(stderr, "maintain: --catalog-uri=%s: %v\n", icebergio.RedactURI(cfg.Catalog.URI), err)
+		fmt.Fprintf(stderr, "maintain: --catalog-uri=%s: %v\n", secret.RedactURI(cfg.Catalog.URI), err)
 		return 2
 	}
 	defer closeCatalog(cat)

@@ -74,12 +74,6 @@ func flags(fs *flag.FlagSet) func(pos []string) (Config, error) {
 }
 
 func (c Config) validate() error {
-	if c.Catalog.Type != "sql" && c.Catalog.Type != "rest" {
-		return fmt.Errorf("--catalog=%q: want sql or rest", c.Catalog.Type)
-	}
-	if c.Catalog.S3Endpoint != "" && !strings.HasPrefix(c.Catalog.S3Endpoint, "http://") && !strings.HasPrefix(c.Catalog.S3Endpoint, "https://") {
-		return fmt.Errorf("--s3-endpoint=%q: want http(s)://host:port", c.Catalog.S3Endpoint)
-	}
 	if c.N < 0 {
 		return fmt.Errorf("-n=%d: want >= 0", c.N)
 	}
@@ -89,17 +83,12 @@ func (c Config) validate() error {
 	if c.Color != "auto" && c.Color != "always" && c.Color != "never" {
 		return fmt.Errorf("--color=%q: want auto, always or never", c.Color)
 	}
-	if _, err := c.Catalog.WarehouseURL(); err != nil {
-		return fmt.Errorf("--warehouse: %v", err)
-	}
 	// Last, as it looks at the file system: query never creates a catalog.
-	if err := c.Catalog.CheckExists(); err != nil {
-		return fmt.Errorf("--catalog-uri=%s: %v (run `go run ./pipelines/bronze --runner=direct` to make one)", icebergio.RedactURI(c.Catalog.URI), err)
+	err := icebergio.CheckExistingFlags(c.Catalog)
+	if errors.Is(err, icebergio.ErrCatalog) { // no SQLite catalog there
+		return fmt.Errorf("%w (run `go run ./pipelines/bronze --runner=direct` to make one)", err)
 	}
-	if _, err := c.Catalog.Properties(); err != nil {
-		return fmt.Errorf("--catalog-uri: %v", err)
-	}
-	return nil
+	return err
 }
 
 // parseArgs parses flags placed anywhere among the command and its TABLE,

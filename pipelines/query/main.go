@@ -18,20 +18,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
-}
+func main() { runners.ToolMain(run) }
 
 // run is the whole command: exit 0, 1 when the catalog or the table fails
 // us, 2 for a bad command line.
@@ -50,7 +45,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	cat, err := cfg.Catalog.Open(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "query: --catalog-uri=%s: %v\n", icebergio.RedactURI(cfg.Catalog.URI), err)
+		fmt.Fprintf(stderr, "query: --catalog-uri=%s: %v\n", secret.RedactURI(cfg.Catalog.URI), err)
 		return 1
 	}
 	defer func() {
@@ -91,7 +86,7 @@ func (q *query) load(ctx context.Context) (*table.Table, error) {
 	}
 	tbl, err := q.cat.LoadTable(ctx, id)
 	if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
-		return nil, fmt.Errorf("no table %s in catalog %q (%s); `query tables` lists them", q.cfg.Table, q.cfg.Catalog.Name, icebergio.RedactURI(q.cfg.Catalog.URI))
+		return nil, fmt.Errorf("no table %s in catalog %q (%s); `query tables` lists them", q.cfg.Table, q.cfg.Catalog.Name, secret.RedactURI(q.cfg.Catalog.URI))
 	}
 	return tbl, err
 }

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/io/icebergio"
 )
 
 // tables lists every namespace of the catalog and the tables in it, with
 // each table's snapshot count, rows, data files, last commit and location.
 func (q *query) tables(ctx context.Context) error {
-	nss, err := q.namespaces(ctx)
+	nss, err := icebergio.Namespaces(ctx, q.cat)
 	if err != nil {
 		return err
 	}
@@ -65,35 +66,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// namespaces lists every namespace, nested ones included, in order.
-func (q *query) namespaces(ctx context.Context) ([]table.Identifier, error) {
-	top, err := q.cat.ListNamespaces(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var out []table.Identifier
-	queue := top
-	for len(queue) > 0 {
-		ns := queue[0]
-		queue = queue[1:]
-		key := strings.Join(ns, "\x00")
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		out = append(out, ns)
-		// A SQL catalog lists every level at once; a REST one, one level.
-		if children, err := q.cat.ListNamespaces(ctx, ns); err == nil {
-			for _, c := range children {
-				if len(c) > len(ns) {
-					queue = append(queue, c)
-				}
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], ".") < strings.Join(out[j], ".") })
-	return out, nil
 }

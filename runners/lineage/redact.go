@@ -1,10 +1,11 @@
 package lineage
 
 import (
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/haade/haade/internal/secret"
 )
 
 // secretEnv are the variables whose values never appear in an event: the
@@ -21,11 +22,11 @@ const EnvAPIKey = "HAADE_LINEAGE_API_KEY"
 var uriPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
 
 // Redact returns msg with the password of every URI in it masked
-// (url.URL.Redacted), and with the value of every secret variable
+// (secret.RedactURI), and with the value of every secret variable
 // (HAADE_CATALOG_PASSWORD, HAADE_KAFKA_SASL_PASSWORD, AWS_SECRET_ACCESS_KEY,
 // ...) and of each of secrets replaced by "xxxxx".
 func Redact(msg string, secrets ...string) string {
-	msg = uriPattern.ReplaceAllStringFunc(msg, redactURI)
+	msg = uriPattern.ReplaceAllStringFunc(msg, secret.RedactURI)
 	for _, env := range secretEnv {
 		secrets = append(secrets, os.Getenv(env))
 	}
@@ -35,16 +36,4 @@ func Redact(msg string, secrets ...string) string {
 		}
 	}
 	return msg
-}
-
-// redactURI is uri with its password, if it has one, masked.
-func redactURI(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil || u.User == nil {
-		return uri
-	}
-	if _, ok := u.User.Password(); !ok {
-		return uri
-	}
-	return u.Redacted()
 }

@@ -123,26 +123,11 @@ func retention(tbl *table.Table, retainLast int, readers map[string]int64) (int,
 func readersOf(ctx context.Context, cat catalog.Catalog, ident string) (map[string]int64, error) {
 	topic := icebergio.SourceTopic(ident)
 	out := map[string]int64{}
-	nss, err := cat.ListNamespaces(ctx, nil)
+	nss, err := icebergio.Namespaces(ctx, cat)
 	if err != nil {
-		return nil, fmt.Errorf("%w: list namespaces: %v", icebergio.ErrCatalog, err)
+		return nil, err
 	}
-	seen := map[string]bool{}
-	for len(nss) > 0 {
-		ns := nss[0]
-		nss = nss[1:]
-		key := strings.Join(ns, "\x00")
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		if children, err := cat.ListNamespaces(ctx, ns); err == nil {
-			for _, c := range children {
-				if len(c) > len(ns) {
-					nss = append(nss, c)
-				}
-			}
-		}
+	for _, ns := range nss {
 		for id, err := range cat.ListTables(ctx, ns) {
 			if err != nil {
 				return nil, fmt.Errorf("%w: list tables of %s: %v", icebergio.ErrCatalog, strings.Join(ns, "."), err)
