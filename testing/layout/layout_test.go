@@ -5,6 +5,10 @@ package layout
 import (
 	"bufio"
 	"bytes"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -122,5 +126,73 @@ func TestLightPackagesStayLight(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// codeLines counts the lines of a Go file that hold code: not blank, not
+// only comments, and not in its package clause or import declarations.
+func codeLines(t *testing.T, path string) int {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skip := map[int]bool{fset.Position(f.Package).Line: true}
+	for _, d := range f.Decls {
+		for l := fset.Position(d.Pos()).Line; l <= fset.Position(d.End()).Line; l++ {
+			skip[l] = true
+		}
+	}
+	lines := map[int]bool{}
+	var sc scanner.Scanner
+	sc.Init(fset.AddFile(path, -1, len(src)), src, nil, 0) // comments are skipped
+	for {
+		pos, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if tok == token.SEMICOLON && lit == "\n" {
+			continue // inserted at a line's end, after code or after a comment
+		}
+		if l := fset.Position(pos).Line; !skip[l] {
+			lines[l] = true
+		}
+	}
+	return len(lines)
+}
+
+// A pipeline that reads a table is short: the example a pipeline author
+// copies, which the README shows, is at most 40 lines of code.
+func TestExamplePipelineIsShort(t *testing.T) {
+	const path, max = "../../pipelines/examples/sourcecounts/main.go", 40
+	n := codeLines(t, path)
+	t.Logf("%s: %d lines of code", path, n)
+	if n > max {
+		t.Errorf("%s has %d lines of code (not blank, not comments, imports not counted), want at most %d", path, n, max)
+	}
+}
+
+// The README's example of a pipeline that reads a table is the example's
+// file, from its table down: a change to one that misses the other fails.
+func TestReadmeShowsTheExample(t *testing.T) {
+	src, err := os.ReadFile("../../pipelines/examples/sourcecounts/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(src, []byte("// sourceHourly"))
+	if i < 0 {
+		t.Fatal("sourcecounts/main.go has no \"// sourceHourly\" line for the README's example to start at")
+	}
+	if block := "```go\n" + string(src[i:]) + "```\n"; !bytes.Contains(readme, []byte(block)) {
+		t.Errorf("README.md does not show pipelines/examples/sourcecounts/main.go from %q to its end as a go block; copy it there", "// sourceHourly")
 	}
 }

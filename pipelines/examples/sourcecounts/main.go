@@ -8,15 +8,11 @@
 package main
 
 import (
-	"context"
-	"flag"
-	"fmt"
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
-	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/io/icebergio/snapshots"
+	"github.com/haade/haade/pipelines/recompute"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/tables"
 )
@@ -31,38 +27,6 @@ type SourceHour struct {
 	Hour   int64  `iceberg:"hour,required,timestamptz"`
 	Source string `iceberg:"source,required"`
 	Events int64  `iceberg:"events,required"`
-}
-
-// Config is the command line; every flag can also be set as HAADE_<FLAG>.
-type Config struct {
-	runners.Common // --runner, --pipeline-id, --metrics-addr, --lineage...
-	Catalog        icebergio.CatalogConfig
-	Source, Table  string
-}
-
-func flags(fs *flag.FlagSet) func() (Config, error) {
-	common := runners.CommonFlags(fs, runners.Defaults{Pipeline: "sourcecounts"})
-	catalog := icebergio.CatalogFlags(fs)
-	source := fs.String("source", tables.Bronze.Ident, "bronze table to read")
-	tbl := fs.String("table", sourceHourly.Ident, "table of counts per source and hour")
-	return func() (Config, error) {
-		c, err := common()
-		return Config{Common: c, Catalog: catalog(), Source: *source, Table: *tbl}, err
-	}
-}
-
-func build(ctx context.Context, s beam.Scope, cfg Config) (runners.Job, error) {
-	out, err := icebergio.Open(ctx, cfg.Catalog, sourceHourly.As(cfg.Table), cfg.Pipeline)
-	if err != nil {
-		return runners.Job{}, err
-	}
-	days, progress, err := snapshots.ChangedDays(ctx, s, cfg.Catalog, cfg.Source, tables.BronzeEvent{}, "ingested_at", out)
-	if err != nil {
-		return runners.Job{}, fmt.Errorf("--source=%s: %w", cfg.Source, err)
-	}
-	events := snapshots.ReadDays(s, cfg.Catalog, cfg.Source, tables.BronzeEvent{}, "ingested_at", days)
-	icebergio.OverwriteDays(s, out, "hour", progress, counts(s, events))
-	return runners.Job{}, nil
 }
 
 // counts returns PCollection<SourceHour>: PCollection<tables.BronzeEvent>
@@ -91,6 +55,7 @@ func init() {
 	beam.RegisterFunction(withEvents)
 }
 
-var pipeline = runners.Pipeline[Config]{Name: "sourcecounts", Flags: flags, Build: build}
+var pipeline = recompute.Days{Name: "sourcecounts", Source: tables.Bronze, SourceDay: "ingested_at",
+	Table: sourceHourly, TableDay: "hour", Compute: counts}.Pipeline()
 
 func main() { runners.Main(pipeline) }

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/pipelines/recompute"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/transforms/tables"
@@ -46,7 +47,7 @@ func TestCounts(t *testing.T) {
 // touch, and a rerun after more rows recounts only what changed.
 func TestBuildOverBronzeSnapshots(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Common: runners.Common{Pipeline: "sourcecounts"}, Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"),
+	cfg := recompute.Config{Common: runners.Common{Pipeline: "sourcecounts"}, Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"),
 		Warehouse: filepath.Join(dir, "warehouse")}, Source: "lakehouse.bronze_events", Table: "lakehouse.source_hourly"}
 	appendBronze(t, cfg, event("news", 0), event("FT", time.Minute))
 	appendBronze(t, cfg, event("news", 2*time.Minute))
@@ -63,10 +64,10 @@ func TestBuildOverBronzeSnapshots(t *testing.T) {
 	check(t, cfg, want)
 }
 
-func run(t *testing.T, cfg Config) {
+func run(t *testing.T, cfg recompute.Config) {
 	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
-	if _, err := build(context.Background(), s, cfg); err != nil {
+	if _, err := pipeline.Build(context.Background(), s, cfg); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := runners.Run(context.Background(), "direct", p); err != nil {
@@ -74,7 +75,7 @@ func run(t *testing.T, cfg Config) {
 	}
 }
 
-func check(t *testing.T, cfg Config, want []SourceHour) {
+func check(t *testing.T, cfg recompute.Config, want []SourceHour) {
 	t.Helper()
 	var got []SourceHour
 	if err := icebergio.ScanRows(context.Background(), cfg.Catalog, cfg.Table, &got); err != nil {
@@ -89,7 +90,7 @@ func check(t *testing.T, cfg Config, want []SourceHour) {
 }
 
 // appendBronze commits rows to the bronze table in one append snapshot.
-func appendBronze(t *testing.T, cfg Config, rows ...tables.BronzeEvent) {
+func appendBronze(t *testing.T, cfg recompute.Config, rows ...tables.BronzeEvent) {
 	t.Helper()
 	ctx := context.Background()
 	cat, err := cfg.Catalog.Open(ctx)
@@ -108,7 +109,7 @@ func appendBronze(t *testing.T, cfg Config, rows ...tables.BronzeEvent) {
 // run, the exit code; a bad flag is one line that names it, and exit 2.
 func TestCommand(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Common: runners.Common{Pipeline: "sourcecounts"}, Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"),
+	cfg := recompute.Config{Common: runners.Common{Pipeline: "sourcecounts"}, Catalog: icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "catalog.db"),
 		Warehouse: filepath.Join(dir, "warehouse")}, Source: "lakehouse.bronze_events", Table: "lakehouse.source_hourly"}
 	appendBronze(t, cfg, event("news", 0), event("news", time.Minute))
 	env := map[string]string{"HAADE_WAREHOUSE": cfg.Catalog.Warehouse}
