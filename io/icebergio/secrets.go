@@ -8,22 +8,12 @@ import (
 	"github.com/haade/haade/internal/secret"
 )
 
-// The environment variables a worker reads the catalog password from. The
-// password never travels inside the pipeline: when a CatalogConfig is
-// serialized (into a DoFn, and so into the job server, the Flink job graph
-// and its HA storage), the password is cut from its URI, and the worker
-// that opens the catalog takes it from its own environment instead:
-//
-//   - HAADE_CATALOG_PASSWORD, the password itself;
-//   - else HAADE_CATALOG_PASSWORD_FILE, a file that holds it (a mounted
-//     Secret), trailing white space trimmed;
-//   - else the password of HAADE_CATALOG_URI, when that URI has the same user
-//     and host (the variable that sets --catalog-uri).
-//
-// The process that builds the pipeline exports the password for the
-// workers that run in it (Prism, Flink LOOPBACK): CatalogFlags, Open, Write
-// and OverwriteDays do, through internal/secret, and no environment variable
-// changes.
+// A worker reads the catalog password from HAADE_CATALOG_PASSWORD, else from
+// the file HAADE_CATALOG_PASSWORD_FILE names (a mounted Secret), else from
+// HAADE_CATALOG_URI when that URI has the same user and host. A serialized
+// CatalogConfig (in a DoFn, the job server, the Flink job graph and its HA
+// storage) holds no password; CatalogFlags, Open, Write and OverwriteDays
+// export it to the workers of this process (internal/secret).
 const (
 	EnvCatalogPassword     = "HAADE_CATALOG_PASSWORD"
 	EnvCatalogPasswordFile = "HAADE_CATALOG_PASSWORD_FILE"

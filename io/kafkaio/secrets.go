@@ -7,20 +7,13 @@ import (
 	"github.com/haade/haade/internal/secret"
 )
 
-// The environment variables a worker reads the SASL password from. The
-// password never travels inside the pipeline: a serialized Config (in the
-// read's DoFn, and so in the job server and the Flink job graph) has none,
-// and the worker takes it from its own environment:
-//
-//   - HAADE_KAFKA_SASL_PASSWORD, the password itself (the variable that
-//     also sets --kafka-sasl-password);
-//   - else HAADE_KAFKA_SASL_PASSWORD_FILE, a file that holds it (a mounted
-//     Secret), trailing white space trimmed;
-//   - else HAADE_SASL_PASSWORD, the name earlier versions read.
-//
-// The process that builds the pipeline exports a Config's password for the
-// workers that run in it (Prism, Flink LOOPBACK): ClientFlags and Read do,
-// through internal/secret, and no environment variable changes.
+// A worker reads the SASL password from HAADE_KAFKA_SASL_PASSWORD (which
+// also sets --kafka-sasl-password), else from the file
+// HAADE_KAFKA_SASL_PASSWORD_FILE names (a mounted Secret), else from
+// HAADE_SASL_PASSWORD, the name earlier versions read. A serialized Config
+// (in the read's DoFn, the job server and the Flink job graph) holds no
+// password; ClientFlags and Read export it to the workers of this process
+// (internal/secret).
 const (
 	EnvSASLPassword     = "HAADE_KAFKA_SASL_PASSWORD"
 	EnvSASLPasswordFile = "HAADE_KAFKA_SASL_PASSWORD_FILE"
