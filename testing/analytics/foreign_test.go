@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -192,7 +193,7 @@ func sparkMaintenance(t *testing.T, l *lake, idents ...string) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("spark_maintain.py: %v\n%s", err, tailText(out.String(), 50))
+		t.Fatalf("spark_maintain.py: %v\n%s", err, cmdtest.Tail(out.String(), 50))
 	}
 	var lines []string
 	for _, ln := range strings.Split(out.String(), "\n") {
@@ -383,7 +384,7 @@ func (l *lake) startBronze() (stop func()) {
 			case err := <-done:
 				if err != nil {
 					b, _ := os.ReadFile(logPath)
-					l.t.Errorf("streaming bronze after SIGTERM: %v\n%s", err, tailText(string(b), 40))
+					l.t.Errorf("streaming bronze after SIGTERM: %v\n%s", err, cmdtest.Tail(string(b), 40))
 				}
 			case <-time.After(time.Minute):
 				_ = cmd.Process.Kill()

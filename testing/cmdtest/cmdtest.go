@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 
 	"golang.org/x/mod/modfile"
 )
@@ -37,6 +38,17 @@ func RepoRoot() (string, error) {
 			return "", fmt.Errorf("not inside the HAADE repository: no go.mod of %s at or above %s", Module, wd)
 		}
 	}
+}
+
+// MustRepoRoot is RepoRoot for a test: it fails t when there is no
+// repository above the working directory.
+func MustRepoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 // Builder builds commands with go build. The zero Builder runs plain

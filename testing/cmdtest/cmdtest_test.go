@@ -56,6 +56,9 @@ func TestRepoRootIsTheModulesDirectory(t *testing.T) {
 	if root != want {
 		t.Errorf("RepoRoot from testing/cmdtest = %s, want %s", root, want)
 	}
+	if got := MustRepoRoot(t); got != root {
+		t.Errorf("MustRepoRoot = %s, RepoRoot = %s", got, root)
+	}
 	t.Chdir(t.TempDir())
 	if root, err := RepoRoot(); err == nil {
 		t.Errorf("RepoRoot outside the repository = %s, want an error", root)

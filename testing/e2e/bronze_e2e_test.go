@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/transforms/parse"
 )
 
@@ -87,7 +88,7 @@ func TestCrashes(t *testing.T) {
 		d := 9*time.Second + rand.N(6*time.Second)
 		time.Sleep(d)
 		if !p.running() {
-			t.Fatalf("%s exited by itself: %v\n%s", p.name, p.err, tail(p.log, 40))
+			t.Fatalf("%s exited by itself: %v\n%s", p.name, p.err, cmdtest.TailFile(p.log, 40))
 		}
 		p.kill9()
 		t.Logf("kill -9 #%d after %v (%d values sent so far; that run made %d commits)", i+1, d.Round(time.Millisecond), sp.count(), countLines(p.log, `msg=committed`))
@@ -150,7 +151,7 @@ func (e *env) outage(p *proc, service string, d time.Duration) {
 	time.Sleep(d)
 	if !p.running() {
 		mustScript(t, service, "start")
-		t.Fatalf("%s exited while %s was down: %v\n%s", p.name, service, p.err, tail(p.log, 40))
+		t.Fatalf("%s exited while %s was down: %v\n%s", p.name, service, p.err, cmdtest.TailFile(p.log, 40))
 	}
 	mustScript(t, service, "start")
 	t.Logf("%s was down for %v", service, time.Since(down).Round(100*time.Millisecond))
@@ -168,7 +169,7 @@ func TestKafkaOutage(t *testing.T) {
 	mustScript(t, "kafka", "restart")
 	t.Logf("Kafka restart took %v", time.Since(down).Round(100*time.Millisecond))
 	if !p.running() {
-		t.Fatalf("%s exited during the broker restart: %v\n%s", p.name, p.err, tail(p.log, 40))
+		t.Fatalf("%s exited during the broker restart: %v\n%s", p.name, p.err, cmdtest.TailFile(p.log, 40))
 	}
 	time.Sleep(8 * time.Second)
 	e.finishStream(sp, p, "")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/haade/haade/transforms/tables"
@@ -283,7 +284,7 @@ func (e *env) waitRows(p *proc, want int, timeout time.Duration) time.Duration {
 	var err error
 	for time.Now().Before(deadline) {
 		if !p.running() {
-			e.t.Fatalf("%s exited while catching up (%d of %d rows): %v\n%s", p.name, have, want, p.err, tail(p.log, 40))
+			e.t.Fatalf("%s exited while catching up (%d of %d rows): %v\n%s", p.name, have, want, p.err, cmdtest.TailFile(p.log, 40))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		have, err = e.counts(ctx)
@@ -294,7 +295,7 @@ func (e *env) waitRows(p *proc, want int, timeout time.Duration) time.Duration {
 		}
 		time.Sleep(time.Second)
 	}
-	e.t.Fatalf("after %v the tables hold %d rows, want %d (last error %v)\n%s", timeout, have, want, err, tail(p.log, 40))
+	e.t.Fatalf("after %v the tables hold %d rows, want %d (last error %v)\n%s", timeout, have, want, err, cmdtest.TailFile(p.log, 40))
 	return 0
 }
 

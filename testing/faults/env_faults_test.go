@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 
 func testMain(m *testing.M) int {
 	var err error
-	if root, err = kit.RepoRoot(); err != nil {
+	if root, err = cmdtest.RepoRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -72,8 +72,8 @@ func testMain(m *testing.M) int {
 	bronzeBin = bins[0]
 	fmt.Fprintf(os.Stderr, "faults: built bronze in %v\n", time.Since(start).Round(time.Second))
 	for _, n := range []string{"postgres", "minio", "kafka"} {
-		_, err := kit.Script(root, nil, n, "status")
-		if _, err2 := kit.Script(root, nil, n, "start"); err2 != nil {
+		_, err := cmdtest.Script(root, nil, n, "status")
+		if _, err2 := cmdtest.Script(root, nil, n, "start"); err2 != nil {
 			fmt.Fprintln(os.Stderr, err2)
 			return 1
 		}
@@ -99,7 +99,7 @@ func testMain(m *testing.M) int {
 		}
 	}
 	for i := len(toStop) - 1; i >= 0; i-- {
-		if _, err := kit.Script(root, nil, toStop[i], "stop"); err != nil {
+		if _, err := cmdtest.Script(root, nil, toStop[i], "stop"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
@@ -173,7 +173,7 @@ func newCase(t *testing.T, name string, partitions int32) *fcase {
 		}
 		if t.Failed() {
 			for _, p := range c.procs {
-				t.Logf("----- %s (%s) -----\n%s", p.name, p.log, tail(p.log, 25))
+				t.Logf("----- %s (%s) -----\n%s", p.name, p.log, cmdtest.TailFile(p.log, 25))
 			}
 			return
 		}
@@ -341,10 +341,10 @@ func (c *fcase) waitCommits(p *proc, n int, d time.Duration) {
 	deadline := time.Now().Add(d)
 	for p.commits() < n {
 		if !p.running() {
-			c.t.Fatalf("%s exited (%s) before %d commits:\n%s", p.name, exit(p.err), n, tail(p.log, 20))
+			c.t.Fatalf("%s exited (%s) before %d commits:\n%s", p.name, exit(p.err), n, cmdtest.TailFile(p.log, 20))
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%s made %d commits in %v, want %d:\n%s", p.name, p.commits(), d, n, tail(p.log, 20))
+			c.t.Fatalf("%s made %d commits in %v, want %d:\n%s", p.name, p.commits(), d, n, cmdtest.TailFile(p.log, 20))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -448,31 +448,14 @@ func crash(t *testing.T, name string) {
 
 func startService(t *testing.T, name string) {
 	t.Helper()
-	if _, err := kit.Script(root, nil, name, "start"); err != nil {
+	if _, err := cmdtest.Script(root, nil, name, "start"); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	for i, l := range lines {
-		if len(l) > 400 {
-			lines[i] = l[:400] + "..."
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
 // lastLine is the last line of a log, shortened, for the table.
 func lastLine(path string) string {
-	l := tail(path, 1)
+	l := cmdtest.TailFile(path, 1)
 	if len(l) > 160 {
 		l = l[:160] + "..."
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // TestFlinkClusterE2E runs bronze on a standalone Flink 1.19 cluster (a JobManager and two
@@ -40,7 +41,7 @@ import (
 // its dead-letter table, once.
 func TestFlinkClusterE2E(t *testing.T) {
 	start := time.Now()
-	root := repoRoot(t)
+	root := cmdtest.MustRepoRoot(t)
 	s3Endpoint := "http://127.0.0.1:" + envOr("MINIO_PORT", "9000")
 	restURL := "http://127.0.0.1:" + envOr("FLINKC_REST_PORT", "8081")
 
@@ -120,13 +121,13 @@ func TestFlinkClusterE2E(t *testing.T) {
 		waitCheckpoint(ctx, t, rest, flinkJob, 1)
 		tm := jobTaskManager(ctx, t, rest, flinkJob)
 		before := checkpointCounts(ctx, t, rest, flinkJob)
-		if out, err := svc.script("flinkcluster", nil, "kill-taskmanager", tm); err != nil {
-			t.Fatalf("kill-taskmanager %s: %v\n%s", tm, err, out)
+		if _, err := cmdtest.Script(svc.root, nil, "flinkcluster", "kill-taskmanager", tm); err != nil {
+			t.Fatal(err)
 		}
 		t.Logf("kill -9 of TaskManager %s (completed checkpoints: %d) after %v", tm, before.Completed, time.Since(start).Round(time.Second))
 		time.Sleep(10 * time.Second)
-		if out, err := svc.script("flinkcluster", nil, "start-taskmanager", tm); err != nil {
-			t.Fatalf("start-taskmanager %s: %v\n%s", tm, err, out)
+		if _, err := cmdtest.Script(svc.root, nil, "flinkcluster", "start-taskmanager", tm); err != nil {
+			t.Fatal(err)
 		}
 		// Flink restores the job from its latest checkpoint on MinIO.
 		deadline := time.Now().Add(4 * time.Minute)
@@ -151,13 +152,13 @@ func TestFlinkClusterE2E(t *testing.T) {
 	t.Run("JobManagerKill", func(t *testing.T) {
 		stream.start()
 		time.Sleep(8 * time.Second)
-		if out, err := svc.script("flinkcluster", nil, "kill-jobmanager"); err != nil {
-			t.Fatalf("kill-jobmanager: %v\n%s", err, out)
+		if _, err := cmdtest.Script(svc.root, nil, "flinkcluster", "kill-jobmanager"); err != nil {
+			t.Fatal(err)
 		}
 		t.Logf("kill -9 of the JobManager after %v", time.Since(start).Round(time.Second))
 		time.Sleep(5 * time.Second)
-		if out, err := svc.script("flinkcluster", nil, "start-jobmanager"); err != nil {
-			t.Fatalf("start-jobmanager: %v\n%s", err, out)
+		if _, err := cmdtest.Script(svc.root, nil, "flinkcluster", "start-jobmanager"); err != nil {
+			t.Fatal(err)
 		}
 		// No HA: the new JobManager knows no job. The same submission submits again.
 		waitTaskManagers(ctx, t, rest, 2)
@@ -465,17 +466,16 @@ func standalone(t *testing.T, root, s3Endpoint, dir string, start time.Time) (sv
 	svc.ensure("minio", nil)
 	svc.ensure("flinkcluster", []string{"FLINK_CHECKPOINT_DIR=s3://warehouse/checkpoints/bronze", "FLINK_S3_ENDPOINT=" + s3Endpoint})
 	t.Logf("services ready after %v", time.Since(start).Round(time.Second))
-	clusterEnv, err := svc.script("flinkcluster", nil, "env")
+	clusterEnv, err := cmdtest.Script(svc.root, nil, "flinkcluster", "env")
 	if err != nil {
 		t.Fatalf("flinkcluster.sh env: %v", err)
 	}
-	bin = filepath.Join(dir, "bronze")
-	build := exec.Command("nice", "-n", "10", "go", "build", "-o", bin, "./pipelines/bronze")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the worker binary: static
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./pipelines/bronze: %v\n%s", err, out)
+	// The worker binary: static.
+	bins, err := (cmdtest.Builder{Nice: 10, Env: []string{"CGO_ENABLED=0"}}).Build(dir, filepath.Join(root, "pipelines/bronze"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	bin = bins[0]
 	t.Logf("bronze built after %v", time.Since(start).Round(time.Second))
 	return svc, exportValue(t, clusterEnv, "HAADE_FLINK_WORKER_COMMAND"), exportValue(t, clusterEnv, "HAADE_FLINK_BOOT"), bin
 }

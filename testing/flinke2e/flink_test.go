@@ -3,9 +3,7 @@
 package flinke2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -17,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -44,7 +43,7 @@ import (
 // that with HAADE_RUN and those set the test runs on a stack of its own.
 func TestFlinkBronzeExactlyOnceE2E(t *testing.T) {
 	start := time.Now()
-	root := repoRoot(t)
+	root := cmdtest.MustRepoRoot(t)
 	useMinIO := os.Getenv("HAADE_E2E_FLINK_WAREHOUSE") != "local"
 	s3Endpoint := "http://127.0.0.1:" + envOr("MINIO_PORT", "9000")
 
@@ -59,12 +58,11 @@ func TestFlinkBronzeExactlyOnceE2E(t *testing.T) {
 	t.Logf("services ready after %v", time.Since(start).Round(time.Second))
 
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bronze")
-	build := exec.Command("nice", "-n", "10", "go", "build", "-o", bin, "./pipelines/bronze")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./pipelines/bronze: %v\n%s", err, out)
+	bins, err := (cmdtest.Builder{Nice: 10}).Build(dir, filepath.Join(root, "pipelines/bronze"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	bin := bins[0]
 	t.Logf("bronze built after %v", time.Since(start).Round(time.Second))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -454,29 +452,20 @@ type services struct {
 	root string
 }
 
-func (s *services) script(name string, env []string, args ...string) (string, error) {
-	cmd := exec.Command(filepath.Join(s.root, "testing", "services", name+".sh"), args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
-}
-
 func (s *services) ensure(name string, env []string) {
 	s.t.Helper()
-	if _, err := s.script(name, env, "status"); err == nil {
+	if _, err := cmdtest.Script(s.root, env, name, "status"); err == nil {
 		return // running already: leave it running
 	}
-	if out, err := s.script(name, env, "start"); err != nil {
-		s.t.Fatalf("%s.sh start: %v\n%s", name, err, out)
+	if _, err := cmdtest.Script(s.root, env, name, "start"); err != nil {
+		s.t.Fatal(err)
 	}
 	if os.Getenv("HAADE_KEEP_SERVICES") == "1" {
 		return
 	}
 	s.t.Cleanup(func() {
-		if out, err := s.script(name, env, "stop"); err != nil {
-			s.t.Logf("%s.sh stop: %v\n%s", name, err, out)
+		if _, err := cmdtest.Script(s.root, env, name, "stop"); err != nil {
+			s.t.Log(err)
 		}
 	})
 }
@@ -486,16 +475,4 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		t.Fatalf("repository root not found from %s: %v", dir, errors.Unwrap(err))
-	}
-	return dir
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // TestFlinkSubmitE2E checks what a submission to the standalone cluster
@@ -33,7 +34,7 @@ import (
 //     server's); with EXTERNAL workers the same command is refused in one line naming the flag.
 func TestFlinkSubmitE2E(t *testing.T) {
 	start := time.Now()
-	root := repoRoot(t)
+	root := cmdtest.MustRepoRoot(t)
 	s3Endpoint := "http://127.0.0.1:" + envOr("MINIO_PORT", "9000")
 	restURL := "http://127.0.0.1:" + envOr("FLINKC_REST_PORT", "8081")
 	endpoint := "127.0.0.1:" + envOr("FLINK_JOB_PORT", "8099")

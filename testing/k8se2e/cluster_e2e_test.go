@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/transforms/tables"
 )
@@ -31,11 +31,6 @@ const (
 	// rollout step deploys it as a new version would be deployed.
 	rolloutImage = "localhost/haade:rollout"
 )
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
 
 // kube runs the kubectl of testing/cluster/apiserver.sh (HAADE_KUBECTL) against
 // KUBECONFIG.
@@ -95,7 +90,7 @@ func (k kube) apply(yaml string) {
 // replaced by its new one.
 func (k kube) render(replace map[string]string) string {
 	k.t.Helper()
-	out := k.must(time.Minute, "kustomize", filepath.Join(repoRoot(), overlay))
+	out := k.must(time.Minute, "kustomize", filepath.Join(cmdtest.MustRepoRoot(k.t), overlay))
 	for from, to := range replace {
 		out = strings.ReplaceAll(out, "image: "+from+"\n", "image: "+to+"\n")
 	}
@@ -405,7 +400,7 @@ func exactlyOnce(rows []tables.BronzeEvent, want int) (bool, string) {
 // checking after each that every record is in the table exactly once.
 func TestClusterBronze(t *testing.T) {
 	k := newKube(t)
-	root := repoRoot()
+	root := cmdtest.MustRepoRoot(t)
 	t0 := time.Now()
 
 	// 1. Install what a platform team installs first: the monitoring CRDs the
