@@ -4,9 +4,10 @@
 // instead of sleeping for a fixed time, and testing/layout allows no other
 // time.Sleep in a test without a reason.
 //
-// A check runs at once, then after 10 ms, and after twice as long each time
-// up to 250 ms: a fast event is seen at once and a slow one is not checked
-// more than four times a second.
+// Until and For check at once, then after 10 ms, and after twice as long
+// each time up to 250 ms: a fast event is seen at once and a slow one is
+// not checked more than four times a second. Every checks at a fixed
+// interval, for conditions that cost.
 package wait
 
 import (
@@ -17,7 +18,8 @@ import (
 )
 
 const (
-	// first and most are the shortest and longest times between checks.
+	// first and most are Until's shortest and longest times between
+	// checks.
 	first = 10 * time.Millisecond
 	most  = 250 * time.Millisecond
 )
@@ -26,9 +28,14 @@ const (
 // when ctx ended first, ctx's error with cond's last error: what was not
 // there yet.
 func Until(ctx context.Context, cond func() error) error {
+	return poll(ctx, first, most, cond)
+}
+
+// poll checks cond at once, then after d, doubling d up to longest.
+func poll(ctx context.Context, d, longest time.Duration, cond func() error) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
-	for d := first; ; d = min(2*d, most) {
+	for ; ; d = min(2*d, longest) {
 		err := cond()
 		if err == nil {
 			return nil
@@ -40,6 +47,12 @@ func Until(ctx context.Context, cond func() error) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Every is Until for a condition that costs (a scan of a table, a query to
+// a server): it checks at once, then every d.
+func Every(ctx context.Context, d time.Duration, cond func() error) error {
+	return poll(ctx, d, d, cond)
 }
 
 // For runs cond until it returns nil, and fails t (Fatal) with cond's last

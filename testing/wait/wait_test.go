@@ -66,3 +66,21 @@ func TestForFailsWithTheLastError(t *testing.T) {
 		t.Errorf("For failed with %q on a condition that holds", tb.msg)
 	}
 }
+
+func TestEveryWaitsItsInterval(t *testing.T) {
+	var at []time.Time
+	err := Every(context.Background(), 20*time.Millisecond, func() error {
+		if at = append(at, time.Now()); len(at) < 3 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	if err != nil || len(at) != 3 {
+		t.Fatalf("Every = %v after %d checks, want nil after 3", err, len(at))
+	}
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap < 20*time.Millisecond {
+			t.Errorf("check %d came %v after the one before, want at least the interval of 20ms", i, gap)
+		}
+	}
+}
