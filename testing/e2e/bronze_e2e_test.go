@@ -16,6 +16,7 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/parse"
 )
 
@@ -94,8 +95,23 @@ func TestCrashes(t *testing.T) {
 		t.Logf("kill -9 #%d after %v (%d values sent so far; that run made %d commits)", i+1, d.Round(time.Millisecond), sp.count(), countLines(p.log, `msg=committed`))
 		p = e.startBronze()
 	}
-	time.Sleep(8 * time.Second)
+	e.waitCommits(p, 0, 2*time.Minute) // the last run streams
 	e.finishStream(sp, p, "")
+}
+
+// waitCommits waits up to timeout until the running pipeline p has logged
+// more than after commits.
+func (e *env) waitCommits(p *proc, after int, timeout time.Duration) {
+	e.t.Helper()
+	wait.For(e.t, timeout, func() error {
+		if n := countLines(p.log, `msg=committed`); n <= after {
+			if !p.running() {
+				e.t.Fatalf("%s exited: %v\n%s", p.name, p.err, cmdtest.TailFile(p.log, 40))
+			}
+			return fmt.Errorf("%s logged %d commits, want more than %d", p.name, n, after)
+		}
+		return nil
+	})
 }
 
 // finishStream stops the producer, waits until the running pipeline p has
@@ -153,9 +169,10 @@ func (e *env) outage(p *proc, service string, d time.Duration) {
 		mustScript(t, service, "start")
 		t.Fatalf("%s exited while %s was down: %v\n%s", p.name, service, p.err, cmdtest.TailFile(p.log, 40))
 	}
+	back := countLines(p.log, `msg=committed`)
 	mustScript(t, service, "start")
 	t.Logf("%s was down for %v", service, time.Since(down).Round(100*time.Millisecond))
-	time.Sleep(5 * time.Second)
+	e.waitCommits(p, back, 2*time.Minute) // p commits again
 }
 
 // Kafka outage: the broker restarts mid-stream (kafka.sh restart keeps its
@@ -171,7 +188,7 @@ func TestKafkaOutage(t *testing.T) {
 	if !p.running() {
 		t.Fatalf("%s exited during the broker restart: %v\n%s", p.name, p.err, cmdtest.TailFile(p.log, 40))
 	}
-	time.Sleep(8 * time.Second)
+	e.waitCommits(p, countLines(p.log, `msg=committed`), 2*time.Minute) // p reads and commits after the restart
 	e.finishStream(sp, p, "")
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/faults/kit"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -338,16 +339,15 @@ func (p *proc) logHas(s string) bool {
 // waitCommits waits until the process logged at least n commits.
 func (c *fcase) waitCommits(p *proc, n int, d time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(d)
-	for p.commits() < n {
-		if !p.running() {
-			c.t.Fatalf("%s exited (%s) before %d commits:\n%s", p.name, exit(p.err), n, cmdtest.TailFile(p.log, 20))
+	wait.For(c.t, d, func() error {
+		if have := p.commits(); have < n {
+			if !p.running() {
+				c.t.Fatalf("%s exited (%s) before %d commits:\n%s", p.name, exit(p.err), n, cmdtest.TailFile(p.log, 20))
+			}
+			return fmt.Errorf("%s made %d commits, want %d:\n%s", p.name, have, n, cmdtest.TailFile(p.log, 20))
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("%s made %d commits in %v, want %d:\n%s", p.name, p.commits(), d, n, cmdtest.TailFile(p.log, 20))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // bounded runs bronze --bounded to its end and returns how it ended.
@@ -441,9 +441,14 @@ func crash(t *testing.T, name string) {
 	if err := syscall.Kill(pid, sig); err != nil {
 		t.Fatalf("kill %s (%d): %v", name, pid, err)
 	}
-	for i := 0; i < 300 && syscall.Kill(pid, 0) == nil; i++ {
-		time.Sleep(100 * time.Millisecond)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = wait.Until(ctx, func() error {
+		if syscall.Kill(pid, 0) == nil {
+			return fmt.Errorf("%s (%d) still runs", name, pid)
+		}
+		return nil
+	})
 }
 
 func startService(t *testing.T, name string) {
