@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -345,18 +347,19 @@ func dups(t *testing.T, tr *trino, tbl, key, where string) int64 {
 // waitRows waits until bronze and its dead letters hold want rows together.
 func waitRows(t *testing.T, tr *trino, bronze, dlq string, want int) {
 	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(2 * time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	var b, d int64
-	for time.Now().Before(deadline) {
+	if err := wait.Every(ctx, time.Second, func() error {
 		b, _ = tr.count(ctx, bronze)
 		d, _ = tr.count(ctx, dlq)
-		if b+d >= int64(want) {
-			return
+		if b+d < int64(want) {
+			return errors.New("not yet")
 		}
-		time.Sleep(time.Second)
+		return nil
+	}); err != nil {
+		t.Fatalf("bronze %d + dead letters %d rows after 2 minutes, want %d", b, d, want)
 	}
-	t.Fatalf("bronze %d + dead letters %d rows after 2 minutes, want %d", b, d, want)
 }
 
 // startBronze starts an unbounded bronze; the func it returns stops it

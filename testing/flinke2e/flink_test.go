@@ -4,6 +4,7 @@ package flinke2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -387,20 +389,20 @@ func (s *submitter) dump(t *testing.T) {
 // waitFor polls cond every 3 s until it holds, failing after d or when the submitter exits.
 func waitFor(ctx context.Context, t *testing.T, d time.Duration, what string, s *submitter, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := wait.Every(wctx, 3*time.Second, func() error {
 		if cond() {
-			return
+			return nil
 		}
 		if s.exited() {
 			s.dump(t)
 			t.Fatalf("waiting for %s: the submitter exited: %v", what, s.wait(time.Second))
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			s.dump(t)
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(3 * time.Second)
+		return errors.New("not yet")
+	}); err != nil {
+		s.dump(t)
+		t.Fatalf("timed out after %v waiting for %s", d, what)
 	}
 }
 
@@ -422,8 +424,9 @@ func cancelFlinkJob(ctx context.Context, t *testing.T, jobName string) {
 	t.Helper()
 	// Poll rather than wait on each job: a MiniCluster ends with its job, and its REST API
 	// with it, so a job that went away with its cluster counts as stopped.
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := wait.Every(wctx, 2*time.Second, func() error {
 		active := 0
 		for _, rest := range flinkRESTs() {
 			jobs, err := rest.ActiveJobs(ctx, jobName)
@@ -435,13 +438,12 @@ func cancelFlinkJob(ctx context.Context, t *testing.T, jobName string) {
 				_ = rest.RequestCancel(ctx, j.ID) // the next round sees whether it stopped
 			}
 		}
-		if active == 0 {
-			return
+		if active > 0 {
+			return fmt.Errorf("%d jobs active", active)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the Flink job of %s did not stop within 90 s", jobName)
-		}
-		time.Sleep(2 * time.Second)
+		return nil
+	}); err != nil {
+		t.Fatalf("the Flink job of %s did not stop within 90 s: %v", jobName, err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -147,22 +149,21 @@ func (k kube) debug() {
 // waitFor polls cond every 2 s until it holds, or fails with what it last said.
 func waitFor(t *testing.T, k kube, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(d)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
 	t0 := time.Now()
 	var last string
-	for {
+	if err := wait.Every(ctx, 2*time.Second, func() error {
 		ok, s := cond()
-		if ok {
-			t.Logf("%s in %v (%s)", what, time.Since(t0).Round(time.Second), s)
-			return
+		if last = s; !ok {
+			return errors.New(s)
 		}
-		last = s
-		if time.Now().After(deadline) {
-			k.debug()
-			t.Fatalf("%s: not within %v; last: %s", what, d, last)
-		}
-		time.Sleep(2 * time.Second)
+		return nil
+	}); err != nil {
+		k.debug()
+		t.Fatalf("%s: not within %v; last: %s", what, d, last)
 	}
+	t.Logf("%s in %v (%s)", what, time.Since(t0).Round(time.Second), last)
 }
 
 // jobDone waits for a Job to succeed; a Job that failed fails the test with its logs.
