@@ -20,10 +20,14 @@ type fakeClock struct {
 	started chan time.Duration
 }
 
-// withFakeClock gives f a fakeClock, at the wall clock's time, and returns
-// it.
+// newFakeClock returns a fakeClock at the wall clock's time.
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Now(), started: make(chan time.Duration, 64)}
+}
+
+// withFakeClock gives f a new fakeClock and returns it.
 func withFakeClock(f *readFn) *fakeClock {
-	c := &fakeClock{now: time.Now(), started: make(chan time.Duration, 64)}
+	c := newFakeClock()
 	f.clk = c
 	return c
 }
