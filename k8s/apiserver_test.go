@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // fieldManager owns what the test applies, so its objects can be told apart.
@@ -72,7 +73,7 @@ func (k kubectl) must(t *testing.T, stdin []byte, args ...string) string {
 // It skips when kube-apiserver is not built.
 func apiServer(t *testing.T) kubectl {
 	t.Helper()
-	script := filepath.Join(repoRoot(t), "testing", "cluster", "apiserver.sh")
+	script := filepath.Join(cmdtest.MustRepoRoot(t), "testing", "cluster", "apiserver.sh")
 	env, err := exec.Command(script, "env").Output()
 	if err != nil {
 		t.Fatalf("%s env: %v", script, err)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // instruction is one Dockerfile instruction, continuation lines joined.
@@ -19,7 +21,7 @@ type instruction struct {
 
 func parseDockerfile(t *testing.T) []instruction {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "Dockerfile"))
+	data, err := os.ReadFile(filepath.Join(cmdtest.MustRepoRoot(t), "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +167,7 @@ func TestDockerfile(t *testing.T) {
 	// Every package the build needs resolves for linux/amd64 without cgo.
 	args := append([]string{"list", "-e", "-deps", "-f", "{{with .Error}}{{.}}{{end}}{{range .DepsErrors}}{{.}}{{end}}"}, patterns...)
 	cmd := exec.Command("go", args...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = cmdtest.MustRepoRoot(t)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "" {
 		t.Errorf("CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -188,7 +190,7 @@ func crossCompile(t *testing.T, builds []string) {
 		_, pkgs, flags := parseGoBuild(t, b)
 		args := append(append(append([]string{"build"}, flags...), "-o", t.TempDir()+"/"), pkgs...)
 		cmd := exec.Command("go", args...)
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = cmdtest.MustRepoRoot(t)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -237,7 +239,7 @@ func listMains(t *testing.T, patterns []string) []string {
 	t.Helper()
 	args := append([]string{"list", "-f", "{{if eq .Name \"main\"}}{{.ImportPath}}{{end}}"}, patterns...)
 	cmd := exec.Command("go", args...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = cmdtest.MustRepoRoot(t)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	out, err := cmd.Output()
 	if err != nil {
@@ -251,7 +253,7 @@ func listMains(t *testing.T, patterns []string) []string {
 // the binaries import.
 func checkDockerignore(t *testing.T, patterns []string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), ".dockerignore"))
+	data, err := os.ReadFile(filepath.Join(cmdtest.MustRepoRoot(t), ".dockerignore"))
 	if err != nil {
 		t.Fatalf(".dockerignore: %v", err)
 	}
@@ -266,7 +268,7 @@ func checkDockerignore(t *testing.T, patterns []string) {
 	}
 	args := append([]string{"list", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}"}, patterns...)
 	cmd := exec.Command("go", args...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = cmdtest.MustRepoRoot(t)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	out, err := cmd.Output()
 	if err != nil {
@@ -274,7 +276,7 @@ func checkDockerignore(t *testing.T, patterns []string) {
 	}
 	need := []string{"go.mod", "go.sum"}
 	for _, dir := range strings.Fields(string(out)) {
-		rel, _ := filepath.Rel(repoRoot(t), dir)
+		rel, _ := filepath.Rel(cmdtest.MustRepoRoot(t), dir)
 		need = append(need, filepath.ToSlash(rel)+"/x.go")
 	}
 	for _, p := range need {

@@ -9,10 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/haade/haade/testing/cmdtest"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -42,18 +42,8 @@ func (o object) id() string {
 	return fmt.Sprintf("%s %s/%s (%s)", o.kind(), o.namespace(), o.name(), o.Source)
 }
 
-// repoRoot is the repository's top directory.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the test file")
-	}
-	return filepath.Dir(filepath.Dir(file))
-}
-
 // k8sDir is the directory of this package, k8s/.
-func k8sDir(t testing.TB) string { return filepath.Join(repoRoot(t), "k8s") }
+func k8sDir(t testing.TB) string { return filepath.Join(cmdtest.MustRepoRoot(t), "k8s") }
 
 // splitDocs parses a multi-document YAML stream. Duplicate keys and
 // malformed YAML are errors; empty documents are skipped.
@@ -129,7 +119,7 @@ func loadFile(t testing.TB, path string) []object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, _ := filepath.Rel(repoRoot(t), path)
+	rel, _ := filepath.Rel(cmdtest.MustRepoRoot(t), path)
 	objs, err := splitDocs(rel, data)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 func init() {
@@ -22,7 +24,7 @@ var overlays = []string{"overlays/dev", "overlays/prod"}
 // malformed YAML, a duplicate key or a document without apiVersion and kind
 // fails.
 func TestYAMLParses(t *testing.T) {
-	files := append(yamlFiles(t, k8sDir(t)), filepath.Join(repoRoot(t), "skaffold.yaml"))
+	files := append(yamlFiles(t, k8sDir(t)), filepath.Join(cmdtest.MustRepoRoot(t), "skaffold.yaml"))
 	if len(files) < 10 {
 		t.Fatalf("found only %d YAML files", len(files))
 	}

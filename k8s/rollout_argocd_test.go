@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haade/haade/testing/cmdtest"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -23,7 +24,7 @@ import (
 // submitted worker binary).
 func TestArgoCDImagesReachEveryContainer(t *testing.T) {
 	const commit = "0123456789abcdef0123456789abcdef01234567"
-	root := repoRoot(t)
+	root := cmdtest.MustRepoRoot(t)
 	mem := filesys.MakeFsInMemory()
 	// The repository's k8s/ tree, in memory, so that an overlay of the
 	// Application's path can be written next to it.

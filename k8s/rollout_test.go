@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haade/haade/testing/cmdtest"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -82,7 +83,7 @@ func TestImagesRollOut(t *testing.T) {
 	}
 
 	// Skaffold's tag must change with every change of the sources.
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "skaffold.yaml"))
+	raw, err := os.ReadFile(filepath.Join(cmdtest.MustRepoRoot(t), "skaffold.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

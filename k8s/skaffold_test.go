@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haade/haade/testing/cmdtest"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -91,7 +92,7 @@ type skaffoldPipeline struct {
 // against what it refers to: the Dockerfile, the overlays, the image name
 // the manifests use, and the services it port-forwards.
 func TestSkaffold(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "skaffold.yaml"))
+	raw, err := os.ReadFile(filepath.Join(cmdtest.MustRepoRoot(t), "skaffold.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestSkaffold(t *testing.T) {
 			images[a.Image] = true
 			switch {
 			case a.Docker != nil && a.Docker.Dockerfile != "":
-				if _, err := os.Stat(filepath.Join(repoRoot(t), a.Context, a.Docker.Dockerfile)); err != nil {
+				if _, err := os.Stat(filepath.Join(cmdtest.MustRepoRoot(t), a.Context, a.Docker.Dockerfile)); err != nil {
 					t.Errorf("profile %q: artifact %s: %v", profile, a.Image, err)
 				}
 			case a.Custom != nil && a.Custom.BuildCommand != "":
@@ -139,10 +140,10 @@ func TestSkaffold(t *testing.T) {
 					t.Errorf("profile %q: artifact %s: buildCommand %q: want testing/cluster/images.sh skaffold NAME", profile, a.Image, a.Custom.BuildCommand)
 				} else if f[2] == "haade" {
 					// images.sh builds HAADE's image from the Dockerfile.
-					if _, err := os.Stat(filepath.Join(repoRoot(t), "Dockerfile")); err != nil {
+					if _, err := os.Stat(filepath.Join(cmdtest.MustRepoRoot(t), "Dockerfile")); err != nil {
 						t.Errorf("profile %q: artifact %s: %v", profile, a.Image, err)
 					}
-				} else if _, err := os.Stat(filepath.Join(repoRoot(t), "testing/cluster/images", f[2], "Containerfile")); err != nil {
+				} else if _, err := os.Stat(filepath.Join(cmdtest.MustRepoRoot(t), "testing/cluster/images", f[2], "Containerfile")); err != nil {
 					t.Errorf("profile %q: artifact %s: %v", profile, a.Image, err)
 				}
 			default:
@@ -214,7 +215,7 @@ func runSkaffold(t *testing.T) {
 	}
 	skaffold := func(args ...string) ([]byte, error) {
 		cmd := exec.Command(bin, append(args, "--filename", "skaffold.yaml")...)
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = cmdtest.MustRepoRoot(t)
 		cmd.Env = append(os.Environ(), "SKAFFOLD_UPDATE_CHECK=false", "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

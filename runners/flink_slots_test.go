@@ -28,6 +28,9 @@ type fakeCluster struct {
 	starts       map[string]int64
 	root         string
 	cancelled    []string
+	// overview, when set, runs before each /overview is answered (with
+	// mu held): a test changes the cluster as it is asked.
+	overview func(*fakeCluster)
 }
 
 func (f *fakeCluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -36,6 +39,9 @@ func (f *fakeCluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	switch path := r.URL.Path; {
 	case path == "/overview":
+		if f.overview != nil {
+			f.overview(f)
+		}
 		_ = enc.Encode(map[string]int{"taskmanagers": f.taskManagers, "slots-total": f.slots, "slots-available": f.free})
 	case path == "/jobmanager/config":
 		conf := []map[string]string{{"key": "rest.port", "value": "8081"}}
@@ -185,20 +191,23 @@ func TestFlinkRoomCountsTheReplacedJob(t *testing.T) {
 func TestFlinkRoomWaitsForSlotsToSettle(t *testing.T) {
 	slotSettle, slotPoll = 5*time.Second, 10*time.Millisecond
 	t.Cleanup(func() { slotSettle, slotPoll = 90*time.Second, time.Second })
-	fc := &fakeCluster{taskManagers: 2, slots: 8, free: 0}
+	// The TaskManagers release the lost job's slots once FlinkRoom has
+	// found them taken twice.
+	asked := 0
+	fc := &fakeCluster{taskManagers: 2, slots: 8, free: 0, overview: func(f *fakeCluster) {
+		if asked++; asked == 3 {
+			f.free = 8
+		}
+	}}
 	r := fc.rest(t)
-	released := make(chan struct{})
-	go func() {
-		time.Sleep(50 * time.Millisecond) // the TaskManagers release the lost job's slots
-		fc.mu.Lock()
-		fc.free = 8
-		fc.mu.Unlock()
-		close(released)
-	}()
 	if got := FlinkRoom(context.Background(), r, "bronze", false).SlotsFree; got != 8 {
 		t.Errorf("free slots after a JobManager's restart = %d, want 8 once released", got)
 	}
-	<-released
+	fc.mu.Lock()
+	if asked < 3 {
+		t.Errorf("FlinkRoom asked for the overview %d times, want it to wait for the slots (3)", asked)
+	}
+	fc.mu.Unlock()
 
 	busy := &fakeCluster{taskManagers: 2, slots: 8, free: 4, jobs: []FlinkJobDetail{bronzeJob("other", 4, 4, "")}}
 	start := time.Now()

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -35,8 +36,11 @@ type consumer struct {
 	missed bool
 
 	ahead chan kgo.Fetches // the next poll, handed over when taken
-	stop  context.CancelFunc
-	done  chan struct{} // closed when the polling goroutine has returned
+	// held is set while the polling goroutine holds a poll that no call
+	// has taken yet: the prefetch is ahead of the call.
+	held atomic.Bool
+	stop context.CancelFunc
+	done chan struct{} // closed when the polling goroutine has returned
 }
 
 // newConsumer starts polling cl, which consumes topic's partitions from
@@ -61,23 +65,26 @@ func (c *consumer) prefetch(ctx context.Context) {
 		if fs.Empty() && len(fs.Errors()) == 0 {
 			continue // nothing to hand over; errors are, for the call to fail on
 		}
+		c.held.Store(true)
 		select {
 		case c.ahead <- fs:
+			c.held.Store(false)
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// poll returns the next poll, or nil when none comes before deadline or
-// ctx ends. The records of each partition come in its order, each once.
-func (c *consumer) poll(ctx context.Context, deadline time.Time) kgo.Fetches {
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
+// poll returns the next poll, or nil when none comes before deadline, by
+// clk, or ctx ends. The records of each partition come in its order, each
+// once.
+func (c *consumer) poll(ctx context.Context, clk clock, deadline time.Time) kgo.Fetches {
+	expired, stop := clk.Timer(deadline.Sub(clk.Now()))
+	defer stop()
 	select {
 	case fs := <-c.ahead:
 		return fs
-	case <-t.C:
+	case <-expired:
 		return nil
 	case <-ctx.Done():
 		return nil

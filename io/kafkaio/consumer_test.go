@@ -3,10 +3,12 @@ package kafkaio
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/testing/wait"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -21,7 +23,7 @@ func drain(t *testing.T, c *consumer, n int) []string {
 	var got []string
 	deadline := time.Now().Add(20 * time.Second)
 	for len(got) < n && time.Now().Before(deadline) {
-		fs := c.poll(context.Background(), time.Now().Add(time.Second))
+		fs := c.poll(context.Background(), wallClock{}, time.Now().Add(time.Second))
 		if err := fs.Err0(); err != nil {
 			t.Fatalf("poll: %v", err)
 		}
@@ -42,8 +44,11 @@ func drain(t *testing.T, c *consumer, n int) []string {
 // or repeated, and a take at another offset must restart there.
 func TestConsumerPrefetchLosesNothing(t *testing.T) {
 	cfg := startKafka(t, 1)
-	cfg.FetchMaxPartitionBytes = 1 << 10 // many polls: several are held ahead across the take and put
-	want := produce(t, client(t, cfg), "pf", map[int32]int{0: 1_000})
+	// Many polls, so that one is held ahead across the take and put: record
+	// batches of 1 KiB, fetched one at a time (a fetch returns at least one
+	// whole batch, so one batch of 1000 records was one poll).
+	cfg.FetchMaxPartitionBytes = 1 << 10
+	want := produce(t, client(t, cfg, kgo.ProducerBatchMaxBytes(1<<10)), "pf", map[int32]int{0: 1_000})
 	read := uniqueName(t)
 	t.Cleanup(func() { closeRead(read) })
 	cfg = cfg.withDefaults()
@@ -53,8 +58,14 @@ func TestConsumerPrefetchLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := drain(t, c, 250)
-	// Let the polling goroutine fetch ahead of what was taken.
-	time.Sleep(200 * time.Millisecond)
+	// The polling goroutine fetches ahead of what was taken: it holds the
+	// next poll, and the client has fetched the one after it.
+	wait.For(t, 20*time.Second, func() error {
+		if !c.held.Load() || c.cl.BufferedFetchRecords() == 0 {
+			return fmt.Errorf("no poll held ahead (held %v, %d records buffered in the client, %d taken)", c.held.Load(), c.cl.BufferedFetchRecords(), len(got))
+		}
+		return nil
+	})
 	putConsumer(read, 0, c)
 
 	again, err := takeConsumer(read, cfg, 0, from(c.next[0]))
@@ -104,10 +115,10 @@ func TestConsumerPollEndsAtDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.close()
-	start := time.Now()
-	fs := c.poll(context.Background(), start.Add(300*time.Millisecond))
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("poll of an empty partition took %v, deadline was 300ms", took)
+	clk := newFakeClock()
+	fs := c.poll(context.Background(), clk, clk.Now().Add(300*time.Millisecond))
+	if waits, fired := clk.timers(); !slices.Equal(waits, []time.Duration{300 * time.Millisecond}) || fired != 1 {
+		t.Errorf("poll of an empty partition timed %v (%d ran out), want 300ms, run out: it returned at its deadline", waits, fired)
 	}
 	if n := fs.NumRecords(); n != 0 {
 		t.Errorf("poll of an empty partition: %d records", n)

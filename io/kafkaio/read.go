@@ -94,11 +94,41 @@ type readFn struct {
 	// bundleStart is when the current bundle started: the live calls of
 	// one bundle share one CallDuration (see ProcessElement).
 	bundleStart time.Time
+	// clk times the calls and their polls; nil is the wall clock (a test
+	// sets its own, export_test.go).
+	clk clock
+}
+
+// clock is what times a read's calls: how long each may poll, and when a
+// bundle's budget is spent.
+type clock interface {
+	Now() time.Time
+	// Timer returns a channel that receives once d has passed, and a stop
+	// that releases the timer when it is not needed any more.
+	Timer(d time.Duration) (<-chan time.Time, func() bool)
+}
+
+// wallClock is the time of the machine.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) Timer(d time.Duration) (<-chan time.Time, func() bool) {
+	t := time.NewTimer(d)
+	return t.C, t.Stop
+}
+
+// clock is the read's clock.
+func (f *readFn) clock() clock {
+	if f.clk == nil {
+		return wallClock{}
+	}
+	return f.clk
 }
 
 // StartBundle takes the emitter because Beam requires it of a DoFn whose
 // ProcessElement emits.
-func (f *readFn) StartBundle(func(beam.EventTime, offsets.Batch)) { f.bundleStart = time.Now() }
+func (f *readFn) StartBundle(func(beam.EventTime, offsets.Batch)) { f.bundleStart = f.clock().Now() }
 
 func (f *readFn) Setup() {
 	watermarks.Lock()
@@ -174,7 +204,8 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 		return sdf.StopProcessing(), err
 	}
 	call.c = c
-	started := time.Now()
+	clk := f.clock()
+	started := clk.Now()
 	// A live call ends once a poll leaves its group caught up, and the
 	// live calls of one bundle share one CallDuration. Prism runs every
 	// pending group's call in one bundle, one after another, and the
@@ -193,12 +224,12 @@ func (f *readFn) ProcessElement(ctx context.Context, we *watermarkEstimator, rt 
 	}
 	behind := false // the call was made long: the group was far behind
 	idle, caughtUp := false, false
-	for time.Now().Before(deadline) {
+	for clk.Now().Before(deadline) {
 		if stop.Stopped(f.Constructed) {
 			putConsumer(f.ReadID, g.ID, c)
 			return f.finish(rt, we, call.open(), call.first)
 		}
-		fetches := c.poll(ctx, deadline)
+		fetches := c.poll(ctx, clk, deadline)
 		if err := fetchError(fetches, f.Cfg.Topic, c.next); err != nil {
 			closeConsumer(c)
 			return sdf.StopProcessing(), err

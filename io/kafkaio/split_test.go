@@ -56,9 +56,10 @@ func TestSplitPrimaryKeepsWatermark(t *testing.T) {
 	f, p := directRead(t)
 	rt := f.CreateTracker(f.CreateInitialRestriction(p))
 	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	clk := withFakeClock(f)
 	split := make(chan any, 1)
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		<-clk.started // the call polls: Prism splits it now
 		_, residual, _ := rt.TrySplit(0.5)
 		split <- residual
 	}()
@@ -66,7 +67,13 @@ func TestSplitPrimaryKeepsWatermark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := <-split; !cmp.Equal(r, groupRestriction{Parts: []Partition{{ID: 0, Start: 0, End: unbounded}}}) {
+	var r any
+	select {
+	case r = <-split:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call returned without polling: no split was made while it ran")
+	}
+	if !cmp.Equal(r, groupRestriction{Parts: []Partition{{ID: 0, Start: 0, End: unbounded}}}) {
 		t.Fatalf("residual %v, want the whole partition", r)
 	}
 	if pc.ShouldResume() {
@@ -155,19 +162,19 @@ func TestLiveCallEndsCaughtUp(t *testing.T) {
 	produce(t, client(t, f.Cfg), "live", map[int32]int{0: 100})
 	rt := f.CreateTracker(f.CreateInitialRestriction(p))
 	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	clk := withFakeClock(f)
 	var n int
 	f.StartBundle(noEmit)
-	start := time.Now()
 	pc, err := f.ProcessElement(context.Background(), we, rt, p, func(_ beam.EventTime, b offsets.Batch) { n += len(b.Records) })
-	took := time.Since(start)
 	if err != nil || !pc.ShouldResume() || pc.ResumeDelay() != f.Cfg.CaughtUpWait {
 		t.Fatalf("ProcessElement = %+v, %v; want a resume after CaughtUpWait %v", pc, err, f.Cfg.CaughtUpWait)
 	}
 	if n != 100 {
 		t.Errorf("emitted %d records, want 100", n)
 	}
-	if took >= f.Cfg.CallDuration/2 {
-		t.Errorf("the call took %v with its partition caught up; its CallDuration is %v", took, f.Cfg.CallDuration)
+	if waits, fired := clk.timers(); fired != 0 {
+		t.Errorf("%d of the call's polls (%v) waited until their deadline with the partition caught up; its CallDuration is %v",
+			fired, waits, f.Cfg.CallDuration)
 	}
 }
 
@@ -177,26 +184,25 @@ func TestLiveCallsShareTheBundle(t *testing.T) {
 	f, p := directRead(t)
 	rt := f.CreateTracker(f.CreateInitialRestriction(p))
 	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
+	clk := withFakeClock(f)
 	f.StartBundle(noEmit)
-	time.Sleep(f.Cfg.CallDuration) // the bundle's other partitions took it all
-	start := time.Now()
+	clk.Advance(f.Cfg.CallDuration) // the bundle's other partitions took it all
 	pc, err := f.ProcessElement(context.Background(), we, rt, p, noEmit)
-	took := time.Since(start)
 	if err != nil || !pc.ShouldResume() {
 		t.Fatalf("ProcessElement = %+v, %v; want a resume", pc, err)
 	}
-	if took >= f.Cfg.CallDuration/2 {
-		t.Errorf("a call in a spent bundle took %v; CallDuration %v", took, f.Cfg.CallDuration)
+	if waits, _ := clk.timers(); !slices.Equal(waits, []time.Duration{minLiveCall}) {
+		t.Errorf("a call in a spent bundle polled for %v, want one poll of the floor %v; CallDuration %v", waits, minLiveCall, f.Cfg.CallDuration)
 	}
 	// A new bundle's call has its whole CallDuration: on an idle partition
 	// it polls until it ends.
 	f.StartBundle(noEmit)
-	start = time.Now()
 	if _, err := f.ProcessElement(context.Background(), we, rt, p, noEmit); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took < f.Cfg.CallDuration*3/4 {
-		t.Errorf("an idle call of a new bundle took %v, want about its CallDuration %v", took, f.Cfg.CallDuration)
+	if waits, fired := clk.timers(); !slices.Equal(waits, []time.Duration{f.Cfg.CallDuration}) || fired != 1 {
+		t.Errorf("an idle call of a new bundle polled for %v (%d ran out), want one poll of its whole CallDuration %v, to its end",
+			waits, fired, f.Cfg.CallDuration)
 	}
 }
 
@@ -253,13 +259,14 @@ func TestMissedFetchIsNotIdle(t *testing.T) {
 	registerGroups(f.ReadID, []Group{p})
 	t.Cleanup(func() { f.Teardown(); forgetRead(f.ReadID) })
 	f.Setup()
+	clk := withFakeClock(f)
 	rt := f.CreateTracker(f.CreateInitialRestriction(p))
 	we := f.CreateWatermarkEstimator(int64(mtime.MinTimestamp))
 	var n int
 	emit := func(_ beam.EventTime, b offsets.Batch) { n += len(b.Records) }
 
 	f.StartBundle(noEmit)
-	time.Sleep(cfg.CallDuration) // the bundle's other partitions took it all
+	clk.Advance(cfg.CallDuration) // the bundle's other partitions took it all
 	pc, err := f.ProcessElement(context.Background(), we, rt, p, emit)
 	if err != nil || !pc.ShouldResume() || pc.ResumeDelay() != 0 {
 		t.Fatalf("a call on a new client in a spent bundle: ProcessElement = %+v, %v; want a resume at once (IdleWait is %v)", pc, err, cfg.IdleWait)

@@ -137,14 +137,21 @@ func TestResolverWaitsForTheRegistry(t *testing.T) {
 		t.Fatalf("ByID(99) = %v, want ErrUnknownSchema wrapping ErrRegistry", err)
 	}
 
-	// An id registered while the lookup waits is found.
+	// An id registered while the lookup waits is found: the registry
+	// gets it once the lookup has been told twice that it is unknown.
+	var asked atomic.Int64
+	reg.Intercept(func(_ http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/schemas/ids/9" && asked.Add(1) == 3 {
+			reg.SeedSchema("fintech.debt.raw-value", 2, 9, sr.Schema{Schema: schemaText(t), Type: sr.TypeJSON})
+		}
+		return false
+	})
 	res3, _ := NewResolver(Config{URL: reg.URL(), Subject: "s", Wait: time.Minute})
-	go func() {
-		time.Sleep(400 * time.Millisecond)
-		reg.SeedSchema("fintech.debt.raw-value", 2, 9, sr.Schema{Schema: schemaText(t), Type: sr.TypeJSON})
-	}()
 	if s, err := res3.ByID(context.Background(), 9); err != nil || s.ID != 9 {
 		t.Fatalf("ByID(9) registered late = %v, %v", s, err)
+	}
+	if n := asked.Load(); n != 3 {
+		t.Errorf("the lookup of id 9 asked %d times, want 3: twice unknown, then found", n)
 	}
 }
 

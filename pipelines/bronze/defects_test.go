@@ -13,6 +13,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -40,9 +41,9 @@ func TestRecreatedTopicIsRefusedThenReadFromStart(t *testing.T) {
 	if _, err := adm.DeleteTopics(ctx, e.cfg.Kafka.Topic); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	wait.For(t, 20*time.Second, func() error { // until the deletion is through
 		_, err := adm.CreateTopic(ctx, 2, 1, nil, e.cfg.Kafka.Topic)
-		return err == nil
+		return err
 	})
 	old := e.produced
 	e.produced = map[int64]map[int64][]byte{}
@@ -167,17 +168,6 @@ func mustClient(t *testing.T, brokers []string) *kgo.Client {
 	}
 	t.Cleanup(cl.Close)
 	return cl
-}
-
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // A second pipeline id on tables another one feeds would store every record

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/haade/haade/runners/lineage"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/testing/wait"
 )
 
 // A streaming bronze with --lineage: START (STREAMING) when it starts, and
@@ -31,18 +33,17 @@ func TestStreamingLineageCompletesOnSIGTERM(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- run(args, func(string) string { return "" }, &out, &errb) }()
 
-	deadline := time.Now().Add(60 * time.Second)
-	for e.rowsInTables() != e.count() {
-		select {
-		case code := <-done:
-			t.Fatalf("run returned %d before the signal; stderr:\n%s", code, errb.String())
-		default:
+	wait.For(t, 60*time.Second, func() error {
+		if have := e.rowsInTables(); have != e.count() {
+			select {
+			case code := <-done:
+				t.Fatalf("run returned %d before the signal; stderr:\n%s", code, errb.String())
+			default:
+			}
+			return fmt.Errorf("streaming run committed %d of %d rows", have, e.count())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("streaming run committed %d of %d rows in 60s", e.rowsInTables(), e.count())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	evs := readLineage(t, events)
 	if len(evs) != 1 || evs[0].EventType != lineage.Start {
 		t.Fatalf("while streaming: events %+v, want START alone", evs)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/haade/haade/runners/obs"
 	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -69,29 +70,26 @@ func TestMetricsDuringRun(t *testing.T) {
 
 	want := float64(e.count())
 	var last map[string]float64
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		m, err := scrape(t, "http://"+addr+"/metrics")
-		if err == nil {
-			last = m
-			read := m["haade_kafka_records_read_total"] - before["haade_kafka_records_read_total"]
-			parsed := m["haade_records_parsed_total"] - before["haade_records_parsed_total"]
-			dead := m["haade_dead_letters_total"] - before["haade_dead_letters_total"]
-			committed := m["haade_commits_total"] > 0
-			if read == want && parsed+dead == read && m["haade_kafka_consumer_lag"] == 0 && committed {
-				break
-			}
-		}
+	wait.For(t, 60*time.Second, func() error {
 		select {
 		case code := <-done:
 			t.Fatalf("run returned %d early; stderr:\n%s", code, errb.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics never settled: %v", pick(last))
+		m, err := scrape(t, "http://"+addr+"/metrics")
+		if err != nil {
+			return err
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		last = m
+		read := m["haade_kafka_records_read_total"] - before["haade_kafka_records_read_total"]
+		parsed := m["haade_records_parsed_total"] - before["haade_records_parsed_total"]
+		dead := m["haade_dead_letters_total"] - before["haade_dead_letters_total"]
+		committed := m["haade_commits_total"] > 0
+		if read == want && parsed+dead == read && m["haade_kafka_consumer_lag"] == 0 && committed {
+			return nil
+		}
+		return fmt.Errorf("metrics never settled: %v", pick(m))
+	})
 	for _, path := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get("http://" + addr + path)
 		if err != nil || resp.StatusCode != 200 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 )
 
 // SIGTERM on a streaming run: the reads stop, the last window commits, and
@@ -49,18 +51,17 @@ func (e *env) startStreaming(t *testing.T, extra ...string) *streamRun {
 // end meanwhile.
 func (r *streamRun) waitRows(n int) {
 	r.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for r.e.rowsInTables() < n {
-		select {
-		case code := <-r.done:
-			r.t.Fatalf("run returned %d before the signal; stderr:\n%s", code, r.errb.String())
-		default:
+	wait.For(r.t, 60*time.Second, func() error {
+		if have := r.e.rowsInTables(); have < n {
+			select {
+			case code := <-r.done:
+				r.t.Fatalf("run returned %d before the signal; stderr:\n%s", code, r.errb.String())
+			default:
+			}
+			return fmt.Errorf("streaming run committed %d of %d rows; stderr:\n%s", have, n, r.errb.String())
 		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("streaming run committed %d of %d rows in 60s; stderr:\n%s", r.e.rowsInTables(), n, r.errb.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // stop sends SIGTERM and wants exit 0 within 30s.

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/kafkatest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/offsets"
 )
 
@@ -20,7 +22,19 @@ func TestCleanStopRecordsDeadLetterProgress(t *testing.T) {
 	e.produce(kafkatest.Sample(300, 5, 0, nil)) // valid events only: no dead letter
 	r := e.startStreaming(t)
 	r.waitRows(e.count())
-	time.Sleep(2 * time.Second) // the dead letters' first progress record is behind us
+	cat, err := e.cfg.Catalog.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The dead letters' first progress record is behind us: the next one
+	// is a minute away.
+	wait.For(t, time.Minute, func() error {
+		st, err := icebergio.Stat(context.Background(), cat, e.cfg.DLQTable, e.cfg.Pipeline)
+		if err == nil && len(st.Offsets) == 0 {
+			err = errors.New("the dead-letter table records no offsets yet")
+		}
+		return err
+	})
 	e.produce(kafkatest.Sample(300, 6, 0, nil))
 	r.waitRows(e.count())
 	r.stop()
@@ -28,10 +42,6 @@ func TestCleanStopRecordsDeadLetterProgress(t *testing.T) {
 	want := offsets.Offsets{}
 	for p, offs := range e.produced {
 		want.Set(e.cfg.Kafka.Topic, int32(p), int64(len(offs)))
-	}
-	cat, err := e.cfg.Catalog.Open(context.Background())
-	if err != nil {
-		t.Fatal(err)
 	}
 	for _, ident := range []string{e.cfg.Table, e.cfg.DLQTable} {
 		st, err := icebergio.Stat(context.Background(), cat, ident, e.cfg.Pipeline)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // TestTrinoCatalogs: trino.sh's two other catalogs read what bronze writes
@@ -20,11 +22,11 @@ import (
 func TestTrinoCatalogs(t *testing.T) {
 	ctx := context.Background()
 	t.Run("rest", func(t *testing.T) {
-		_, err := script("rest", "status")
+		_, err := cmdtest.Script(repoRoot, nil, "rest", "status")
 		wasRunning := err == nil
 		mustScript(t, "rest", "start")
 		if !wasRunning && os.Getenv("HAADE_KEEP_SERVICES") == "" {
-			t.Cleanup(func() { _, _ = script("rest", "stop") })
+			t.Cleanup(func() { _, _ = cmdtest.Script(repoRoot, nil, "rest", "stop") })
 		}
 		l := newLake(t, "rest")
 		var s sample
@@ -80,7 +82,7 @@ func TestTrinoCatalogs(t *testing.T) {
 		}
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("the embedded demo: %v\n%s", err, tailText(string(out), 30))
+			t.Fatalf("the embedded demo: %v\n%s", err, cmdtest.Tail(string(out), 30))
 		}
 		tr := newTrino(trinoURL, "demo", "lakehouse")
 		for _, tbl := range []string{"bronze_events", "bronze_events_dlq"} {

@@ -43,12 +43,11 @@ var (
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
 func testMain(m *testing.M) int {
-	wd, err := os.Getwd()
-	if err != nil {
+	var err error
+	if repoRoot, err = cmdtest.RepoRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	repoRoot = filepath.Clean(filepath.Join(wd, "../.."))
 	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "minioadmin", "AWS_SECRET_ACCESS_KEY": "minioadmin", "AWS_REGION": "us-east-1"} {
 		if os.Getenv(k) == "" {
 			os.Setenv(k, v)
@@ -62,11 +61,11 @@ func testMain(m *testing.M) int {
 	bronzeBin, silverBin, goldBin, queryBin = bins[0], bins[1], bins[2], bins[3]
 	fmt.Fprintf(os.Stderr, "analytics: built bronze, silver, gold and query in %v\n", time.Since(t0).Round(time.Second))
 	for _, s := range []string{"postgres", "minio", "kafka", "trino"} {
-		_, err := script(s, "status")
+		_, err := cmdtest.Script(repoRoot, nil, s, "status")
 		wasRunning := err == nil
 		t := time.Now()
-		if out, err := script(s, "start"); err != nil {
-			fmt.Fprintf(os.Stderr, "%s.sh start: %v\n%s", s, err, out)
+		if _, err := cmdtest.Script(repoRoot, nil, s, "start"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		fmt.Fprintf(os.Stderr, "analytics: %s.sh start: %v\n", s, time.Since(t).Round(100*time.Millisecond))
@@ -76,25 +75,20 @@ func testMain(m *testing.M) int {
 	}
 	code := m.Run()
 	for i := len(started) - 1; i >= 0; i-- {
-		if out, err := script(started[i], "stop"); err != nil {
-			fmt.Fprintf(os.Stderr, "%s.sh stop: %v\n%s", started[i], err, out)
+		if _, err := cmdtest.Script(repoRoot, nil, started[i], "stop"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 		}
 	}
 	return code
 }
 
-// script runs testing/services/NAME.sh with args and returns its combined output.
-func script(name string, args ...string) (string, error) {
-	cmd := exec.Command("bash", append([]string{filepath.Join(repoRoot, "testing/services", name+".sh")}, args...)...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
+// mustScript runs testing/services/NAME.sh with args and returns its
+// combined output; it fails t when the script fails.
 func mustScript(t testing.TB, name string, args ...string) string {
 	t.Helper()
-	out, err := script(name, args...)
+	out, err := cmdtest.Script(repoRoot, nil, name, args...)
 	if err != nil {
-		t.Fatalf("%s.sh %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		t.Fatal(err)
 	}
 	return out
 }
@@ -150,8 +144,8 @@ func newLake(t *testing.T, name string) *lake {
 		if name != "" {
 			l.purge()
 		}
-		if out, err := script("kafka", "topics", "--delete", "--topic", l.topic); err != nil {
-			t.Logf("deleting topic %s: %v\n%s", l.topic, err, out)
+		if _, err := cmdtest.Script(repoRoot, nil, "kafka", "topics", "--delete", "--topic", l.topic); err != nil {
+			t.Logf("deleting topic %s: %v", l.topic, err)
 		}
 	})
 	return l
@@ -199,7 +193,7 @@ func (l *lake) run(bin string, timeout time.Duration, args ...string) string {
 	logPath := filepath.Join(l.dir, fmt.Sprintf("%02d-%s.log", l.runs, filepath.Base(bin)))
 	_ = os.WriteFile(logPath, out, 0o644)
 	if err != nil {
-		l.t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, tailText(string(out), 40))
+		l.t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, cmdtest.Tail(string(out), 40))
 	}
 	l.t.Logf("%s finished in %v:\n%s", filepath.Base(bin), time.Since(start).Round(100*time.Millisecond), summaryLines(string(out)))
 	return string(out)
@@ -245,14 +239,6 @@ func summaryLines(out string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
-}
-
-func tailText(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // sample is what a test produced: every record, by partition, in order.

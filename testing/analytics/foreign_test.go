@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -192,7 +195,7 @@ func sparkMaintenance(t *testing.T, l *lake, idents ...string) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("spark_maintain.py: %v\n%s", err, tailText(out.String(), 50))
+		t.Fatalf("spark_maintain.py: %v\n%s", err, cmdtest.Tail(out.String(), 50))
 	}
 	var lines []string
 	for _, ln := range strings.Split(out.String(), "\n") {
@@ -344,18 +347,19 @@ func dups(t *testing.T, tr *trino, tbl, key, where string) int64 {
 // waitRows waits until bronze and its dead letters hold want rows together.
 func waitRows(t *testing.T, tr *trino, bronze, dlq string, want int) {
 	t.Helper()
-	ctx := context.Background()
-	deadline := time.Now().Add(2 * time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	var b, d int64
-	for time.Now().Before(deadline) {
+	if err := wait.Every(ctx, time.Second, func() error {
 		b, _ = tr.count(ctx, bronze)
 		d, _ = tr.count(ctx, dlq)
-		if b+d >= int64(want) {
-			return
+		if b+d < int64(want) {
+			return errors.New("not yet")
 		}
-		time.Sleep(time.Second)
+		return nil
+	}); err != nil {
+		t.Fatalf("bronze %d + dead letters %d rows after 2 minutes, want %d", b, d, want)
 	}
-	t.Fatalf("bronze %d + dead letters %d rows after 2 minutes, want %d", b, d, want)
 }
 
 // startBronze starts an unbounded bronze; the func it returns stops it
@@ -383,7 +387,7 @@ func (l *lake) startBronze() (stop func()) {
 			case err := <-done:
 				if err != nil {
 					b, _ := os.ReadFile(logPath)
-					l.t.Errorf("streaming bronze after SIGTERM: %v\n%s", err, tailText(string(b), 40))
+					l.t.Errorf("streaming bronze after SIGTERM: %v\n%s", err, cmdtest.Tail(string(b), 40))
 				}
 			case <-time.After(time.Minute):
 				_ = cmd.Process.Kill()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 const supersetURL = "http://127.0.0.1:8088"
@@ -41,13 +42,13 @@ func TestSuperset(t *testing.T) {
 		l.runSilver()
 		l.runGold()
 	}
-	_, err := script("superset", "status")
+	_, err := cmdtest.Script(repoRoot, nil, "superset", "status")
 	wasRunning := err == nil
 	start := time.Now()
 	mustScript(t, "superset", "start")
 	t.Logf("superset.sh start: %v", time.Since(start).Round(100*time.Millisecond))
 	if !wasRunning && os.Getenv("HAADE_KEEP_SERVICES") == "" {
-		t.Cleanup(func() { _, _ = script("superset", "stop") })
+		t.Cleanup(func() { _, _ = cmdtest.Script(repoRoot, nil, "superset", "stop") })
 	}
 	idsFile := filepath.Join(t.TempDir(), "ids.json")
 	start = time.Now()
@@ -141,13 +142,13 @@ func TestSuperset(t *testing.T) {
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
 		if err := cmd.Run(); err != nil {
-			t.Fatalf("superset.sh screenshot: %v\n%s", err, tailText(buf.String(), 30))
+			t.Fatalf("superset.sh screenshot: %v\n%s", err, cmdtest.Tail(buf.String(), 30))
 		}
 		st, err := os.Stat(out)
 		if err != nil || st.Size() < 20_000 {
 			t.Fatalf("screenshot %s: %v, %d bytes", out, err, st.Size())
 		}
-		t.Logf("screenshot %s (%d KB) in %v: %s", out, st.Size()/1024, time.Since(start).Round(100*time.Millisecond), tailText(buf.String(), 3))
+		t.Logf("screenshot %s (%d KB) in %v: %s", out, st.Size()/1024, time.Since(start).Round(100*time.Millisecond), cmdtest.Tail(buf.String(), 3))
 	})
 }
 

@@ -27,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/haade/haade/runners/obs"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/transforms/parse"
 	"io"
 	"log/slog"
@@ -631,22 +632,13 @@ func child(ctx context.Context, self string, args []string, logPath string) (res
 		}
 	}
 	if runErr != nil || !found {
-		return r, fmt.Errorf("%s %s: %v (no result); the end of its log %s:\n%s", filepath.Base(self), strings.Join(args, " "), runErr, logPath, tail(logPath, 20))
+		return r, fmt.Errorf("%s %s: %v (no result); the end of its log %s:\n%s", filepath.Base(self), strings.Join(args, " "), runErr, logPath, cmdtest.TailFile(logPath, 20))
 	}
 	r.ProcessSeconds = took.Seconds()
 	if ps := cmd.ProcessState; ps != nil {
 		r.ProcessCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
 	}
 	return r, nil
-}
-
-func tail(path string, lines int) string {
-	b, _ := os.ReadFile(path)
-	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
 }
 
 // loadavg is /proc/loadavg's three load averages as the kernel prints them

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/parse"
 )
 
@@ -87,14 +89,29 @@ func TestCrashes(t *testing.T) {
 		d := 9*time.Second + rand.N(6*time.Second)
 		time.Sleep(d)
 		if !p.running() {
-			t.Fatalf("%s exited by itself: %v\n%s", p.name, p.err, tail(p.log, 40))
+			t.Fatalf("%s exited by itself: %v\n%s", p.name, p.err, cmdtest.TailFile(p.log, 40))
 		}
 		p.kill9()
 		t.Logf("kill -9 #%d after %v (%d values sent so far; that run made %d commits)", i+1, d.Round(time.Millisecond), sp.count(), countLines(p.log, `msg=committed`))
 		p = e.startBronze()
 	}
-	time.Sleep(8 * time.Second)
+	e.waitCommits(p, 0, 2*time.Minute) // the last run streams
 	e.finishStream(sp, p, "")
+}
+
+// waitCommits waits up to timeout until the running pipeline p has logged
+// more than after commits.
+func (e *env) waitCommits(p *proc, after int, timeout time.Duration) {
+	e.t.Helper()
+	wait.For(e.t, timeout, func() error {
+		if n := countLines(p.log, `msg=committed`); n <= after {
+			if !p.running() {
+				e.t.Fatalf("%s exited: %v\n%s", p.name, p.err, cmdtest.TailFile(p.log, 40))
+			}
+			return fmt.Errorf("%s logged %d commits, want more than %d", p.name, n, after)
+		}
+		return nil
+	})
 }
 
 // finishStream stops the producer, waits until the running pipeline p has
@@ -150,11 +167,12 @@ func (e *env) outage(p *proc, service string, d time.Duration) {
 	time.Sleep(d)
 	if !p.running() {
 		mustScript(t, service, "start")
-		t.Fatalf("%s exited while %s was down: %v\n%s", p.name, service, p.err, tail(p.log, 40))
+		t.Fatalf("%s exited while %s was down: %v\n%s", p.name, service, p.err, cmdtest.TailFile(p.log, 40))
 	}
+	back := countLines(p.log, `msg=committed`)
 	mustScript(t, service, "start")
 	t.Logf("%s was down for %v", service, time.Since(down).Round(100*time.Millisecond))
-	time.Sleep(5 * time.Second)
+	e.waitCommits(p, back, 2*time.Minute) // p commits again
 }
 
 // Kafka outage: the broker restarts mid-stream (kafka.sh restart keeps its
@@ -168,9 +186,9 @@ func TestKafkaOutage(t *testing.T) {
 	mustScript(t, "kafka", "restart")
 	t.Logf("Kafka restart took %v", time.Since(down).Round(100*time.Millisecond))
 	if !p.running() {
-		t.Fatalf("%s exited during the broker restart: %v\n%s", p.name, p.err, tail(p.log, 40))
+		t.Fatalf("%s exited during the broker restart: %v\n%s", p.name, p.err, cmdtest.TailFile(p.log, 40))
 	}
-	time.Sleep(8 * time.Second)
+	e.waitCommits(p, countLines(p.log, `msg=committed`), 2*time.Minute) // p reads and commits after the restart
 	e.finishStream(sp, p, "")
 }
 

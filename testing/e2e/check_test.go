@@ -20,6 +20,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/haade/haade/transforms/tables"
@@ -278,24 +280,29 @@ func (e *env) counts(ctx context.Context) (int64, error) {
 func (e *env) waitRows(p *proc, want int, timeout time.Duration) time.Duration {
 	e.t.Helper()
 	start := time.Now()
-	deadline := start.Add(timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
 	var have int64
-	var err error
-	for time.Now().Before(deadline) {
+	err := wait.Every(ctx, time.Second, func() error {
 		if !p.running() {
-			e.t.Fatalf("%s exited while catching up (%d of %d rows): %v\n%s", p.name, have, want, p.err, tail(p.log, 40))
+			e.t.Fatalf("%s exited while catching up (%d of %d rows): %v\n%s", p.name, have, want, p.err, cmdtest.TailFile(p.log, 40))
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		have, err = e.counts(ctx)
-		cancel()
-		if err == nil && have >= int64(want) {
-			e.t.Logf("tables hold %d rows (want %d) after %v", have, want, time.Since(start).Round(100*time.Millisecond))
-			return time.Since(start)
+		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var err error
+		if have, err = e.counts(cctx); err != nil {
+			return err
 		}
-		time.Sleep(time.Second)
+		if have < int64(want) {
+			return fmt.Errorf("%d rows", have)
+		}
+		return nil
+	})
+	if err != nil {
+		e.t.Fatalf("after %v the tables hold %d rows, want %d (%v)\n%s", timeout, have, want, err, cmdtest.TailFile(p.log, 40))
 	}
-	e.t.Fatalf("after %v the tables hold %d rows, want %d (last error %v)\n%s", timeout, have, want, err, tail(p.log, 40))
-	return 0
+	e.t.Logf("tables hold %d rows (want %d) after %v", have, want, time.Since(start).Round(100*time.Millisecond))
+	return time.Since(start)
 }
 
 // verifyOpts tunes verify.

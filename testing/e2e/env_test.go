@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
 )
 
@@ -36,6 +37,8 @@ const (
 var (
 	repoRoot  string
 	bronzeBin string
+	// binDir holds the commands the tier builds; TestMain removes it.
+	binDir string
 )
 
 func TestMain(m *testing.M) {
@@ -43,25 +46,25 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
-	wd, err := os.Getwd()
-	if err != nil {
+	var err error
+	if repoRoot, err = cmdtest.RepoRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	repoRoot = filepath.Clean(filepath.Join(wd, "../.."))
 	tmp, err := os.MkdirTemp("", "haade-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	binDir = tmp
 	// One build for every test: the pipeline runs as a subprocess, so that
 	// kill -9 is a real crash.
 	bronzeBin = filepath.Join(tmp, "bronze")
 	if b := os.Getenv("HAADE_E2E_BRONZE"); b != "" {
 		// A prebuilt binary, for example one built from another commit.
 		bronzeBin = b
-	} else if err := buildBronze(); err != nil {
+	} else if err := buildBronze(tmp); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -71,32 +74,24 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
-// buildBronze builds ./pipelines/bronze into bronzeBin.
-func buildBronze() error {
+// buildBronze builds ./pipelines/bronze into dir, as bronzeBin.
+func buildBronze(dir string) error {
 	start := time.Now()
-	cmd := exec.Command("nice", "-n", "10", "go", "build", "-o", bronzeBin, "./pipelines/bronze")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("e2e: go build ./pipelines/bronze: %v\n%s", err, out)
+	if _, err := (cmdtest.Builder{Nice: 10}).Build(dir, filepath.Join(repoRoot, "pipelines/bronze")); err != nil {
+		return fmt.Errorf("e2e: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "e2e: built bronze in %v\n", time.Since(start).Round(time.Second))
 	return nil
 }
 
-// script runs testing/services/NAME.sh with args and returns its combined
-// output.
-func script(name string, args ...string) (string, error) {
-	cmd := exec.Command("bash", append([]string{filepath.Join(repoRoot, "testing/services", name+".sh")}, args...)...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
+// mustScript runs testing/services/NAME.sh with args and returns its
+// combined output; it fails t when the script fails.
 func mustScript(t testing.TB, name string, args ...string) string {
 	t.Helper()
 	start := time.Now()
-	out, err := script(name, args...)
+	out, err := cmdtest.Script(repoRoot, nil, name, args...)
 	if err != nil {
-		t.Fatalf("%s.sh %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		t.Fatal(err)
 	}
 	t.Logf("%s.sh %s: %v", name, strings.Join(args, " "), time.Since(start).Round(100*time.Millisecond))
 	return out
@@ -112,12 +107,12 @@ func services(t *testing.T, names ...string) {
 		mustScript(t, "kcat", "install")
 	}
 	for _, n := range names {
-		_, err := script(n, "status")
+		_, err := cmdtest.Script(repoRoot, nil, n, "status")
 		wasRunning := err == nil
 		mustScript(t, n, "start")
 		if !wasRunning && os.Getenv("HAADE_KEEP_SERVICES") == "" {
 			t.Cleanup(func() {
-				if _, err := script(n, "stop"); err != nil {
+				if _, err := cmdtest.Script(repoRoot, nil, n, "stop"); err != nil {
 					t.Errorf("%s.sh stop: %v", n, err)
 				}
 			})
@@ -185,10 +180,10 @@ func startEnv(t *testing.T, name string, partitions int, where string, cat func(
 		}
 		if t.Failed() {
 			for _, p := range procs {
-				t.Logf("----- %s (%s) -----\n%s", p.name, p.log, tail(p.log, 40))
+				t.Logf("----- %s (%s) -----\n%s", p.name, p.log, cmdtest.TailFile(p.log, 40))
 			}
 			for _, l := range e.logs {
-				t.Logf("----- %s -----\n%s", l, tail(l, 40))
+				t.Logf("----- %s -----\n%s", l, cmdtest.TailFile(l, 40))
 			}
 			// The test's directory goes away with it: keep the logs.
 			keep := filepath.Join(os.TempDir(), "haade-e2e-logs", e.pipe)
@@ -205,8 +200,8 @@ func startEnv(t *testing.T, name string, partitions int, where string, cat func(
 			return
 		}
 		e.purge(e.cat(e), append([]string{e.table, e.dlq}, e.more...)...)
-		if out, err := script("kafka", "topics", "--delete", "--topic", e.topic); err != nil {
-			t.Logf("deleting topic %s: %v\n%s", e.topic, err, out)
+		if _, err := cmdtest.Script(repoRoot, nil, "kafka", "topics", "--delete", "--topic", e.topic); err != nil {
+			t.Logf("deleting topic %s: %v", e.topic, err)
 		}
 	})
 	return e
@@ -319,11 +314,11 @@ func (p *proc) wait(timeout time.Duration) error {
 func (e *env) terminate(p *proc, timeout time.Duration) {
 	e.t.Helper()
 	if !p.running() {
-		e.t.Fatalf("%s exited by itself before it was stopped: %v\n%s", p.name, p.err, tail(p.log, 30))
+		e.t.Fatalf("%s exited by itself before it was stopped: %v\n%s", p.name, p.err, cmdtest.TailFile(p.log, 30))
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	if err := p.wait(timeout); err != nil {
-		e.t.Fatalf("%s after SIGTERM: %v\n%s", p.name, err, tail(p.log, 30))
+		e.t.Fatalf("%s after SIGTERM: %v\n%s", p.name, err, cmdtest.TailFile(p.log, 30))
 	}
 }
 
@@ -336,7 +331,7 @@ func (e *env) runBounded(timeout time.Duration, extra ...string) time.Duration {
 		if p.running() {
 			p.kill9()
 		}
-		e.t.Fatalf("%s: %v\n%s", p.name, err, tail(p.log, 40))
+		e.t.Fatalf("%s: %v\n%s", p.name, err, cmdtest.TailFile(p.log, 40))
 	}
 	took := time.Since(start)
 	e.t.Logf("%s finished in %v:\n%s", p.name, took.Round(100*time.Millisecond), grepSummary(p.log))
@@ -362,23 +357,6 @@ func grepSummary(path string) string {
 func countLines(path, s string) int {
 	b, _ := os.ReadFile(path)
 	return bytes.Count(b, []byte(s))
-}
-
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	for i, l := range lines {
-		if len(l) > 600 {
-			lines[i] = l[:600] + "..."
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 // writeFile writes b to a file in the test's directory.

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/rows"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -33,11 +34,9 @@ var (
 func (e *env) maintain(args ...string) string {
 	e.t.Helper()
 	maintainOnce.Do(func() {
-		maintainBin = filepath.Join(os.TempDir(), fmt.Sprintf("haade-e2e-maintain-%d", os.Getpid()))
-		cmd := exec.Command("nice", "-n", "10", "go", "build", "-o", maintainBin, "./pipelines/maintain")
-		cmd.Dir = repoRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			maintainErr = fmt.Errorf("go build ./pipelines/maintain: %v\n%s", err, out)
+		var bins []string
+		if bins, maintainErr = (cmdtest.Builder{Nice: 10}).Build(binDir, filepath.Join(repoRoot, "pipelines/maintain")); maintainErr == nil {
+			maintainBin = bins[0]
 		}
 	})
 	if maintainErr != nil {

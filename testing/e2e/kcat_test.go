@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // kcat's message delimiter in produce mode: ASCII record separator, which
@@ -166,7 +168,7 @@ func (sp *streamProducer) finish(t testing.TB) [][]byte {
 		t.Fatal("kcat -P did not finish delivering within 5 minutes")
 	}
 	if sp.err != nil {
-		t.Fatalf("producer: %v\n%s", sp.err, tail(sp.log, 20))
+		t.Fatalf("producer: %v\n%s", sp.err, cmdtest.TailFile(sp.log, 20))
 	}
 	return sp.sent
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/registryio"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
 )
@@ -106,12 +107,11 @@ func TestSchemaRegistry(t *testing.T) {
 	id := registerSchema(t, subject, repoSchema(t))
 
 	// 500 wire-format events from the real producer, which looks the id up.
-	produceBin := filepath.Join(e.dir, "produce")
-	build := exec.Command("nice", "-n", "10", "go", "build", "-o", produceBin, "./pipelines/produce")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./pipelines/produce: %v\n%s", err, out)
+	bins, err := (cmdtest.Builder{Nice: 10}).Build(e.dir, filepath.Join(repoRoot, "pipelines/produce"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	produceBin := bins[0]
 	cmd := exec.Command(produceBin, "--brokers="+brokers, "--topic="+e.topic, "--count=500", "--schema-registry="+registryURL,
 		"--register-schema="+filepath.Join(repoRoot, "schemas/fintech.debt.raw-value.json"), "--wire-format")
 	cmd.Dir = repoRoot
@@ -154,10 +154,10 @@ func TestSchemaRegistry(t *testing.T) {
 	e.produceValues([][]byte{wireEvent(999_999, goodEvent(0))})
 	p := e.startBronze("--bounded", "--schema-registry="+registryURL, "--schema-subject="+subject, "--validate-schema", "--schema-registry-wait=3s")
 	if err := p.wait(3 * time.Minute); err == nil {
-		t.Fatalf("bronze exited 0 with a schema id the registry does not know\n%s", tail(p.log, 20))
+		t.Fatalf("bronze exited 0 with a schema id the registry does not know\n%s", cmdtest.TailFile(p.log, 20))
 	}
 	if countLines(p.log, "schema id unknown to the registry") == 0 {
-		t.Errorf("bronze's failure does not say the schema id is unknown:\n%s", tail(p.log, 20))
+		t.Errorf("bronze's failure does not say the schema id is unknown:\n%s", cmdtest.TailFile(p.log, 20))
 	}
 	if rows2, reasons2 := e.outcome(); rows2 != rows || len(reasons2) != len(reasons) {
 		t.Errorf("after the failed run: %d rows and %d dead letters, want %d and %d (nothing committed)", rows2, len(reasons2), rows, len(reasons))
@@ -199,7 +199,7 @@ func TestSchemaRegistryOutage(t *testing.T) {
 	e.produceValues(second)
 	time.Sleep(20 * time.Second)
 	if !p.running() {
-		t.Fatalf("bronze exited while the registry was away: %v\n%s", p.err, tail(p.log, 30))
+		t.Fatalf("bronze exited while the registry was away: %v\n%s", p.err, cmdtest.TailFile(p.log, 30))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	n, err := e.counts(ctx)

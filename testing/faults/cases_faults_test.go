@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/testing/faults/kit"
+	"github.com/haade/haade/testing/wait"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
@@ -48,13 +50,14 @@ func TestFaults(t *testing.T) {
 // caughtUp polls the tables until they hold every record produced once,
 // while p runs, for up to d.
 func (c *fcase) caughtUp(p *proc, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) && p.running() {
-		if c.tally().OK() {
-			return true
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	_ = wait.Every(ctx, time.Second, func() error {
+		if tl := c.tally(); !tl.OK() && p.running() {
+			return errors.New(tl.String())
 		}
-		time.Sleep(time.Second)
-	}
+		return nil
+	})
 	return c.tally().OK()
 }
 
@@ -277,7 +280,15 @@ func fullDisk(t *testing.T, name string) {
 		}
 	}
 	p := c.startArgs(args)
-	time.Sleep(15 * time.Second)
+	// Up to 15 s for bronze to hit the full disk (or give up on it).
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	_ = wait.Every(ctx, 100*time.Millisecond, func() error {
+		if !p.logHas("no space left on device") && p.running() {
+			return errors.New("no ENOSPC logged")
+		}
+		return nil
+	})
 	full := p.logHas("no space left on device")
 	if !p.running() {
 		c.note("exited on the full disk: %s: %s", exit(p.err), lastLine(p.log))
@@ -318,7 +329,18 @@ func secondSigterm(t *testing.T, name string) {
 	c.produce(1000)
 	crash(t, "minio")
 	t.Cleanup(func() { startService(t, "minio") })
-	time.Sleep(2 * time.Second)
+	// Up to 30 s for a write or commit to fail on the dead MinIO and retry.
+	before := retries(p)
+	retryCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := wait.Every(retryCtx, 100*time.Millisecond, func() error {
+		if retries(p) == before && p.running() {
+			return errors.New("no retry logged since MinIO died")
+		}
+		return nil
+	}); err != nil {
+		c.note("%v", err)
+	}
 	p.signal(syscall.SIGTERM)
 	time.Sleep(time.Second)
 	p.signal(syscall.SIGTERM)
@@ -353,10 +375,24 @@ func partitionsAdded(t *testing.T, name string) {
 	c.waitCommits(p, 1, 90*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := kadm.NewClient(c.client()).CreatePartitions(ctx, 2, c.topic); err != nil {
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreatePartitions(ctx, 2, c.topic); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	// The producer's client sees the new partitions once the broker's
+	// metadata lists them.
+	if err := wait.Until(ctx, func() error {
+		td, err := adm.ListTopics(ctx, c.topic)
+		if err != nil {
+			return err
+		}
+		if n := len(td[c.topic].Partitions); n != 4 {
+			return fmt.Errorf("%s has %d partitions, want 4", c.topic, n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	c.produce(1000)
 	if !c.caughtUp(p, 30*time.Second) {
 		tl := c.tally()
@@ -402,15 +438,14 @@ func recreatedTopic(t *testing.T, name string) {
 	if _, err := adm.DeleteTopic(ctx, c.topic); err != nil {
 		t.Fatal(err)
 	}
-	for {
+	if err := wait.Until(ctx, func() error { // until the deletion is through
 		r, err := adm.CreateTopic(ctx, 2, 1, nil, c.topic)
-		if err == nil && r.Err == nil {
-			break
+		if err == nil {
+			err = r.Err
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("recreate %s: %v %v", c.topic, err, r.Err)
-		}
-		time.Sleep(500 * time.Millisecond)
+		return err
+	}); err != nil {
+		t.Fatalf("recreate %s: %v", c.topic, err)
 	}
 	// The new topic's records have the old ones' coordinates: count rows.
 	old := c.keys

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haade/haade/testing/faults/kit"
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // durableCatalog turns synchronous_commit on for the catalog's role in the
@@ -21,7 +21,7 @@ import (
 // production catalog database runs with synchronous_commit on.
 func durableCatalog() (restore func(), err error) {
 	set := func(sql string) error {
-		_, err := kit.Script(root, nil, "postgres", "psql", "-v", "ON_ERROR_STOP=1", "-c", sql)
+		_, err := cmdtest.Script(root, nil, "postgres", "psql", "-v", "ON_ERROR_STOP=1", "-c", sql)
 		return err
 	}
 	if err := set("ALTER ROLE CURRENT_USER SET synchronous_commit = on"); err != nil {
@@ -43,7 +43,7 @@ func serviceRestarted(svc string) func(t *testing.T, name string) {
 		c.produce(1000)
 		p := c.start()
 		c.waitCommits(p, 1, 90*time.Second)
-		if _, err := kit.Script(root, nil, svc, "stop"); err != nil {
+		if _, err := cmdtest.Script(root, nil, svc, "stop"); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { startService(t, svc) })

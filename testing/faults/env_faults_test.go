@@ -22,6 +22,7 @@ import (
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/faults/kit"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/parse"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -58,7 +59,7 @@ func TestMain(m *testing.M) {
 
 func testMain(m *testing.M) int {
 	var err error
-	if root, err = kit.RepoRoot(); err != nil {
+	if root, err = cmdtest.RepoRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -72,8 +73,8 @@ func testMain(m *testing.M) int {
 	bronzeBin = bins[0]
 	fmt.Fprintf(os.Stderr, "faults: built bronze in %v\n", time.Since(start).Round(time.Second))
 	for _, n := range []string{"postgres", "minio", "kafka"} {
-		_, err := kit.Script(root, nil, n, "status")
-		if _, err2 := kit.Script(root, nil, n, "start"); err2 != nil {
+		_, err := cmdtest.Script(root, nil, n, "status")
+		if _, err2 := cmdtest.Script(root, nil, n, "start"); err2 != nil {
 			fmt.Fprintln(os.Stderr, err2)
 			return 1
 		}
@@ -99,7 +100,7 @@ func testMain(m *testing.M) int {
 		}
 	}
 	for i := len(toStop) - 1; i >= 0; i-- {
-		if _, err := kit.Script(root, nil, toStop[i], "stop"); err != nil {
+		if _, err := cmdtest.Script(root, nil, toStop[i], "stop"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
@@ -173,7 +174,7 @@ func newCase(t *testing.T, name string, partitions int32) *fcase {
 		}
 		if t.Failed() {
 			for _, p := range c.procs {
-				t.Logf("----- %s (%s) -----\n%s", p.name, p.log, tail(p.log, 25))
+				t.Logf("----- %s (%s) -----\n%s", p.name, p.log, cmdtest.TailFile(p.log, 25))
 			}
 			return
 		}
@@ -338,16 +339,15 @@ func (p *proc) logHas(s string) bool {
 // waitCommits waits until the process logged at least n commits.
 func (c *fcase) waitCommits(p *proc, n int, d time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(d)
-	for p.commits() < n {
-		if !p.running() {
-			c.t.Fatalf("%s exited (%s) before %d commits:\n%s", p.name, exit(p.err), n, tail(p.log, 20))
+	wait.For(c.t, d, func() error {
+		if have := p.commits(); have < n {
+			if !p.running() {
+				c.t.Fatalf("%s exited (%s) before %d commits:\n%s", p.name, exit(p.err), n, cmdtest.TailFile(p.log, 20))
+			}
+			return fmt.Errorf("%s made %d commits, want %d:\n%s", p.name, have, n, cmdtest.TailFile(p.log, 20))
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("%s made %d commits in %v, want %d:\n%s", p.name, p.commits(), d, n, tail(p.log, 20))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // bounded runs bronze --bounded to its end and returns how it ended.
@@ -441,38 +441,26 @@ func crash(t *testing.T, name string) {
 	if err := syscall.Kill(pid, sig); err != nil {
 		t.Fatalf("kill %s (%d): %v", name, pid, err)
 	}
-	for i := 0; i < 300 && syscall.Kill(pid, 0) == nil; i++ {
-		time.Sleep(100 * time.Millisecond)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = wait.Until(ctx, func() error {
+		if syscall.Kill(pid, 0) == nil {
+			return fmt.Errorf("%s (%d) still runs", name, pid)
+		}
+		return nil
+	})
 }
 
 func startService(t *testing.T, name string) {
 	t.Helper()
-	if _, err := kit.Script(root, nil, name, "start"); err != nil {
+	if _, err := cmdtest.Script(root, nil, name, "start"); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	for i, l := range lines {
-		if len(l) > 400 {
-			lines[i] = l[:400] + "..."
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
 // lastLine is the last line of a log, shortened, for the table.
 func lastLine(path string) string {
-	l := tail(path, 1)
+	l := cmdtest.TailFile(path, 1)
 	if len(l) > 160 {
 		l = l[:160] + "..."
 	}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 )
 
 // TestFlinkClusterE2E runs bronze on a standalone Flink 1.19 cluster (a JobManager and two
@@ -40,7 +42,7 @@ import (
 // its dead-letter table, once.
 func TestFlinkClusterE2E(t *testing.T) {
 	start := time.Now()
-	root := repoRoot(t)
+	root := cmdtest.MustRepoRoot(t)
 	s3Endpoint := "http://127.0.0.1:" + envOr("MINIO_PORT", "9000")
 	restURL := "http://127.0.0.1:" + envOr("FLINKC_REST_PORT", "8081")
 
@@ -120,27 +122,27 @@ func TestFlinkClusterE2E(t *testing.T) {
 		waitCheckpoint(ctx, t, rest, flinkJob, 1)
 		tm := jobTaskManager(ctx, t, rest, flinkJob)
 		before := checkpointCounts(ctx, t, rest, flinkJob)
-		if out, err := svc.script("flinkcluster", nil, "kill-taskmanager", tm); err != nil {
-			t.Fatalf("kill-taskmanager %s: %v\n%s", tm, err, out)
+		if _, err := cmdtest.Script(svc.root, nil, "flinkcluster", "kill-taskmanager", tm); err != nil {
+			t.Fatal(err)
 		}
 		t.Logf("kill -9 of TaskManager %s (completed checkpoints: %d) after %v", tm, before.Completed, time.Since(start).Round(time.Second))
 		time.Sleep(10 * time.Second)
-		if out, err := svc.script("flinkcluster", nil, "start-taskmanager", tm); err != nil {
-			t.Fatalf("start-taskmanager %s: %v\n%s", tm, err, out)
+		if _, err := cmdtest.Script(svc.root, nil, "flinkcluster", "start-taskmanager", tm); err != nil {
+			t.Fatal(err)
 		}
 		// Flink restores the job from its latest checkpoint on MinIO.
-		deadline := time.Now().Add(4 * time.Minute)
-		for {
-			c := checkpointCounts(ctx, t, rest, flinkJob)
-			if c.Restored != nil && c.Restored.ID > 0 && c.Completed > before.Completed {
-				t.Logf("restored checkpoint %d (%s); checkpoints complete again (%d completed, %d failed)", c.Restored.ID, c.Restored.Path, c.Completed, c.Failed)
-				break
+		wctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+		defer cancel()
+		var c checkpoints
+		if err := wait.Every(wctx, 3*time.Second, func() error {
+			if c = checkpointCounts(ctx, t, rest, flinkJob); c.Restored == nil || c.Restored.ID == 0 || c.Completed <= before.Completed {
+				return fmt.Errorf("%+v", c)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no restore from a checkpoint and a new completed checkpoint within 4 min: %+v", c)
-			}
-			time.Sleep(3 * time.Second)
+			return nil
+		}); err != nil {
+			t.Fatalf("no restore from a checkpoint and a new completed checkpoint within 4 min: %v", err)
 		}
+		t.Logf("restored checkpoint %d (%s); checkpoints complete again (%d completed, %d failed)", c.Restored.ID, c.Restored.Path, c.Completed, c.Failed)
 		stream.pause()
 		want := waitAll(ctx, t, cat, prod, 5*time.Minute, "every record after the TaskManager kill")
 		got := checkExactlyOnce(ctx, t, cat, want, true)
@@ -151,13 +153,13 @@ func TestFlinkClusterE2E(t *testing.T) {
 	t.Run("JobManagerKill", func(t *testing.T) {
 		stream.start()
 		time.Sleep(8 * time.Second)
-		if out, err := svc.script("flinkcluster", nil, "kill-jobmanager"); err != nil {
-			t.Fatalf("kill-jobmanager: %v\n%s", err, out)
+		if _, err := cmdtest.Script(svc.root, nil, "flinkcluster", "kill-jobmanager"); err != nil {
+			t.Fatal(err)
 		}
 		t.Logf("kill -9 of the JobManager after %v", time.Since(start).Round(time.Second))
 		time.Sleep(5 * time.Second)
-		if out, err := svc.script("flinkcluster", nil, "start-jobmanager"); err != nil {
-			t.Fatalf("start-jobmanager: %v\n%s", err, out)
+		if _, err := cmdtest.Script(svc.root, nil, "flinkcluster", "start-jobmanager"); err != nil {
+			t.Fatal(err)
 		}
 		// No HA: the new JobManager knows no job. The same submission submits again.
 		waitTaskManagers(ctx, t, rest, 2)
@@ -273,17 +275,18 @@ func (s *stream) stop() { close(s.quit); s.stopped.Wait() }
 func waitAll(ctx context.Context, t *testing.T, cat icebergio.CatalogConfig, prod *producer, d time.Duration, what string) map[key]bool {
 	t.Helper()
 	want := prod.produced()
-	deadline := time.Now().Add(d)
-	for {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := wait.Every(wctx, 3*time.Second, func() error {
 		s, err := scan(ctx, cat)
-		if err == nil && s.distinct() >= len(want) {
-			return want
+		if err == nil && s.distinct() < len(want) {
+			err = fmt.Errorf("%d of %d", s.distinct(), len(want))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s: %d of %d (err %v)", d, what, s.distinct(), len(want), err)
-		}
-		time.Sleep(3 * time.Second)
+		return err
+	}); err != nil {
+		t.Fatalf("timed out after %v waiting for %s: %v", d, what, err)
 	}
+	return want
 }
 
 func activeJobs(ctx context.Context, t *testing.T, rest *runners.FlinkREST, name string) []runners.FlinkJob {
@@ -337,12 +340,15 @@ func checkpointCounts(ctx context.Context, t *testing.T, rest *runners.FlinkREST
 // waitCheckpoint waits until the job has completed n checkpoints (on MinIO).
 func waitCheckpoint(ctx context.Context, t *testing.T, rest *runners.FlinkREST, id string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for checkpointCounts(ctx, t, rest, id).Completed < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s completed no checkpoint within 3 min", id)
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if err := wait.Every(wctx, 2*time.Second, func() error {
+		if c := checkpointCounts(ctx, t, rest, id).Completed; c < n {
+			return fmt.Errorf("%d of %d checkpoints completed", c, n)
 		}
-		time.Sleep(2 * time.Second)
+		return nil
+	}); err != nil {
+		t.Fatalf("job %s: %v", id, err)
 	}
 }
 
@@ -379,18 +385,19 @@ func jobTaskManager(ctx context.Context, t *testing.T, rest *runners.FlinkREST, 
 
 func waitTaskManagers(ctx context.Context, t *testing.T, rest *runners.FlinkREST, n int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := wait.Every(wctx, 2*time.Second, func() error {
 		var tms struct {
 			TaskManagers []json.RawMessage `json:"taskmanagers"`
 		}
-		if err := rest.Get(ctx, "/taskmanagers", &tms); err == nil && len(tms.TaskManagers) >= n {
-			return
+		err := rest.Get(ctx, "/taskmanagers", &tms)
+		if err == nil && len(tms.TaskManagers) < n {
+			err = fmt.Errorf("%d TaskManagers registered", len(tms.TaskManagers))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d TaskManagers did not register with the new JobManager within 2 min", n)
-		}
-		time.Sleep(2 * time.Second)
+		return err
+	}); err != nil {
+		t.Fatalf("%d TaskManagers did not register with the new JobManager within 2 min: %v", n, err)
 	}
 }
 
@@ -412,17 +419,15 @@ func noOOM(t *testing.T, root string) {
 // waitGone waits until no process runs the boot program.
 func waitGone(t *testing.T, d time.Duration, boot string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		out, _ := exec.Command("pgrep", "-f", "^"+boot+" ").Output()
-		if len(strings.TrimSpace(string(out))) == 0 {
-			return
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if err := wait.Every(ctx, 2*time.Second, func() error {
+		if out, _ := exec.Command("pgrep", "-f", "^"+boot+" ").Output(); len(strings.TrimSpace(string(out))) > 0 {
+			return fmt.Errorf("%s", strings.Fields(string(out)))
 		}
-		if time.Now().After(deadline) {
-			t.Errorf("boot programs still running %v after the stop: %s", d, strings.Fields(string(out)))
-			return
-		}
-		time.Sleep(2 * time.Second)
+		return nil
+	}); err != nil {
+		t.Errorf("boot programs still running %v after the stop: %v", d, err)
 	}
 }
 
@@ -465,17 +470,16 @@ func standalone(t *testing.T, root, s3Endpoint, dir string, start time.Time) (sv
 	svc.ensure("minio", nil)
 	svc.ensure("flinkcluster", []string{"FLINK_CHECKPOINT_DIR=s3://warehouse/checkpoints/bronze", "FLINK_S3_ENDPOINT=" + s3Endpoint})
 	t.Logf("services ready after %v", time.Since(start).Round(time.Second))
-	clusterEnv, err := svc.script("flinkcluster", nil, "env")
+	clusterEnv, err := cmdtest.Script(svc.root, nil, "flinkcluster", "env")
 	if err != nil {
 		t.Fatalf("flinkcluster.sh env: %v", err)
 	}
-	bin = filepath.Join(dir, "bronze")
-	build := exec.Command("nice", "-n", "10", "go", "build", "-o", bin, "./pipelines/bronze")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the worker binary: static
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./pipelines/bronze: %v\n%s", err, out)
+	// The worker binary: static.
+	bins, err := (cmdtest.Builder{Nice: 10, Env: []string{"CGO_ENABLED=0"}}).Build(dir, filepath.Join(root, "pipelines/bronze"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	bin = bins[0]
 	t.Logf("bronze built after %v", time.Since(start).Round(time.Second))
 	return svc, exportValue(t, clusterEnv, "HAADE_FLINK_WORKER_COMMAND"), exportValue(t, clusterEnv, "HAADE_FLINK_BOOT"), bin
 }

@@ -3,7 +3,6 @@
 package flinke2e
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -44,7 +45,7 @@ import (
 // that with HAADE_RUN and those set the test runs on a stack of its own.
 func TestFlinkBronzeExactlyOnceE2E(t *testing.T) {
 	start := time.Now()
-	root := repoRoot(t)
+	root := cmdtest.MustRepoRoot(t)
 	useMinIO := os.Getenv("HAADE_E2E_FLINK_WAREHOUSE") != "local"
 	s3Endpoint := "http://127.0.0.1:" + envOr("MINIO_PORT", "9000")
 
@@ -59,12 +60,11 @@ func TestFlinkBronzeExactlyOnceE2E(t *testing.T) {
 	t.Logf("services ready after %v", time.Since(start).Round(time.Second))
 
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bronze")
-	build := exec.Command("nice", "-n", "10", "go", "build", "-o", bin, "./pipelines/bronze")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./pipelines/bronze: %v\n%s", err, out)
+	bins, err := (cmdtest.Builder{Nice: 10}).Build(dir, filepath.Join(root, "pipelines/bronze"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	bin := bins[0]
 	t.Logf("bronze built after %v", time.Since(start).Round(time.Second))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -389,20 +389,20 @@ func (s *submitter) dump(t *testing.T) {
 // waitFor polls cond every 3 s until it holds, failing after d or when the submitter exits.
 func waitFor(ctx context.Context, t *testing.T, d time.Duration, what string, s *submitter, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if err := wait.Every(wctx, 3*time.Second, func() error {
 		if cond() {
-			return
+			return nil
 		}
 		if s.exited() {
 			s.dump(t)
 			t.Fatalf("waiting for %s: the submitter exited: %v", what, s.wait(time.Second))
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			s.dump(t)
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(3 * time.Second)
+		return errors.New("not yet")
+	}); err != nil {
+		s.dump(t)
+		t.Fatalf("timed out after %v waiting for %s", d, what)
 	}
 }
 
@@ -424,8 +424,9 @@ func cancelFlinkJob(ctx context.Context, t *testing.T, jobName string) {
 	t.Helper()
 	// Poll rather than wait on each job: a MiniCluster ends with its job, and its REST API
 	// with it, so a job that went away with its cluster counts as stopped.
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := wait.Every(wctx, 2*time.Second, func() error {
 		active := 0
 		for _, rest := range flinkRESTs() {
 			jobs, err := rest.ActiveJobs(ctx, jobName)
@@ -437,13 +438,12 @@ func cancelFlinkJob(ctx context.Context, t *testing.T, jobName string) {
 				_ = rest.RequestCancel(ctx, j.ID) // the next round sees whether it stopped
 			}
 		}
-		if active == 0 {
-			return
+		if active > 0 {
+			return fmt.Errorf("%d jobs active", active)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the Flink job of %s did not stop within 90 s", jobName)
-		}
-		time.Sleep(2 * time.Second)
+		return nil
+	}); err != nil {
+		t.Fatalf("the Flink job of %s did not stop within 90 s: %v", jobName, err)
 	}
 }
 
@@ -454,29 +454,20 @@ type services struct {
 	root string
 }
 
-func (s *services) script(name string, env []string, args ...string) (string, error) {
-	cmd := exec.Command(filepath.Join(s.root, "testing", "services", name+".sh"), args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
-}
-
 func (s *services) ensure(name string, env []string) {
 	s.t.Helper()
-	if _, err := s.script(name, env, "status"); err == nil {
+	if _, err := cmdtest.Script(s.root, env, name, "status"); err == nil {
 		return // running already: leave it running
 	}
-	if out, err := s.script(name, env, "start"); err != nil {
-		s.t.Fatalf("%s.sh start: %v\n%s", name, err, out)
+	if _, err := cmdtest.Script(s.root, env, name, "start"); err != nil {
+		s.t.Fatal(err)
 	}
 	if os.Getenv("HAADE_KEEP_SERVICES") == "1" {
 		return
 	}
 	s.t.Cleanup(func() {
-		if out, err := s.script(name, env, "stop"); err != nil {
-			s.t.Logf("%s.sh stop: %v\n%s", name, err, out)
+		if _, err := cmdtest.Script(s.root, env, name, "stop"); err != nil {
+			s.t.Log(err)
 		}
 	})
 }
@@ -486,16 +477,4 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
-}
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		t.Fatalf("repository root not found from %s: %v", dir, errors.Unwrap(err))
-	}
-	return dir
 }

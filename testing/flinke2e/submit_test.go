@@ -16,6 +16,8 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/wait"
 )
 
 // TestFlinkSubmitE2E checks what a submission to the standalone cluster
@@ -33,7 +35,7 @@ import (
 //     server's); with EXTERNAL workers the same command is refused in one line naming the flag.
 func TestFlinkSubmitE2E(t *testing.T) {
 	start := time.Now()
-	root := repoRoot(t)
+	root := cmdtest.MustRepoRoot(t)
 	s3Endpoint := "http://127.0.0.1:" + envOr("MINIO_PORT", "9000")
 	restURL := "http://127.0.0.1:" + envOr("FLINKC_REST_PORT", "8081")
 	endpoint := "127.0.0.1:" + envOr("FLINK_JOB_PORT", "8099")
@@ -166,12 +168,16 @@ func TestFlinkSubmitE2E(t *testing.T) {
 
 	t.Run("RelativeCatalog", func(t *testing.T) {
 		// The cancelled job's slots come back before the room is asked for.
-		deadline := time.Now().Add(time.Minute)
-		for c, err := rest.Capacity(ctx); err != nil || c.SlotsFree < room.SlotsFree; c, err = rest.Capacity(ctx) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the cluster's free slots did not come back within a minute: %s (%v)", c, err)
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := wait.Every(wctx, time.Second, func() error {
+			c, err := rest.Capacity(ctx)
+			if err == nil && c.SlotsFree < room.SlotsFree {
+				err = fmt.Errorf("%s", c)
 			}
-			time.Sleep(time.Second)
+			return err
+		}); err != nil {
+			t.Fatalf("the cluster's free slots did not come back within a minute: %v", err)
 		}
 		topic := fmt.Sprintf("haade.e2e.flinkpaths.%d", stamp)
 		createTopic(ctx, t, brokers, topic, 4)

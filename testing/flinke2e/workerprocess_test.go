@@ -1,6 +1,8 @@
 package flinke2e
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/haade/haade/testing/wait"
 )
 
 // TestWorkerProcessSweep runs testing/services/flink/worker-process.sh (the PROCESS
@@ -45,26 +49,30 @@ func TestWorkerProcessSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) {
+		var dir string
+		var pid int
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := wait.Until(ctx, func() error {
 			after, _ := filepath.Glob(filepath.Join(tmp, "haade-worker-*"))
 			for _, d := range after {
 				if slices.Contains(before, d) {
 					continue
 				}
 				if b, err := os.ReadFile(filepath.Join(d, ".boot")); err == nil && len(b) > 0 {
-					pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-					if err != nil {
+					if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
 						t.Fatalf("%s/.boot: %v", d, err)
 					}
-					t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })
-					return cmd, d, pid
+					dir = d
+					return nil
 				}
 			}
-			time.Sleep(50 * time.Millisecond)
+			return errors.New("no new staging directory with a .boot")
+		}); err != nil {
+			t.Fatal("worker-process.sh made no staging directory with its boot's pid in 20 s")
 		}
-		t.Fatal("worker-process.sh made no staging directory with its boot's pid in 20 s")
-		return nil, "", 0
+		t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })
+		return cmd, dir, pid
 	}
 
 	killed, killedDir, killedBoot := start()
@@ -81,10 +89,14 @@ func TestWorkerProcessSweep(t *testing.T) {
 	}
 
 	live, liveDir, liveBoot := start() // its own start sweeps too
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(killedBoot) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = wait.Until(ctx, func() error { // the sweep kills it
+		if alive(killedBoot) {
+			return errors.New("the killed copy's boot program runs")
+		}
+		return nil
+	})
 	if _, err := os.Stat(killedDir); !os.IsNotExist(err) {
 		t.Errorf("the killed copy's directory %s is still there (%v)", killedDir, err)
 	}

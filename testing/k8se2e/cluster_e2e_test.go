@@ -6,11 +6,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -20,7 +20,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -31,11 +33,6 @@ const (
 	// rollout step deploys it as a new version would be deployed.
 	rolloutImage = "localhost/haade:rollout"
 )
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
 
 // kube runs the kubectl of testing/cluster/apiserver.sh (HAADE_KUBECTL) against
 // KUBECONFIG.
@@ -95,7 +92,7 @@ func (k kube) apply(yaml string) {
 // replaced by its new one.
 func (k kube) render(replace map[string]string) string {
 	k.t.Helper()
-	out := k.must(time.Minute, "kustomize", filepath.Join(repoRoot(), overlay))
+	out := k.must(time.Minute, "kustomize", filepath.Join(cmdtest.MustRepoRoot(k.t), overlay))
 	for from, to := range replace {
 		out = strings.ReplaceAll(out, "image: "+from+"\n", "image: "+to+"\n")
 	}
@@ -152,22 +149,21 @@ func (k kube) debug() {
 // waitFor polls cond every 2 s until it holds, or fails with what it last said.
 func waitFor(t *testing.T, k kube, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(d)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
 	t0 := time.Now()
 	var last string
-	for {
+	if err := wait.Every(ctx, 2*time.Second, func() error {
 		ok, s := cond()
-		if ok {
-			t.Logf("%s in %v (%s)", what, time.Since(t0).Round(time.Second), s)
-			return
+		if last = s; !ok {
+			return errors.New(s)
 		}
-		last = s
-		if time.Now().After(deadline) {
-			k.debug()
-			t.Fatalf("%s: not within %v; last: %s", what, d, last)
-		}
-		time.Sleep(2 * time.Second)
+		return nil
+	}); err != nil {
+		k.debug()
+		t.Fatalf("%s: not within %v; last: %s", what, d, last)
 	}
+	t.Logf("%s in %v (%s)", what, time.Since(t0).Round(time.Second), last)
 }
 
 // jobDone waits for a Job to succeed; a Job that failed fails the test with its logs.
@@ -405,7 +401,7 @@ func exactlyOnce(rows []tables.BronzeEvent, want int) (bool, string) {
 // checking after each that every record is in the table exactly once.
 func TestClusterBronze(t *testing.T) {
 	k := newKube(t)
-	root := repoRoot()
+	root := cmdtest.MustRepoRoot(t)
 	t0 := time.Now()
 
 	// 1. Install what a platform team installs first: the monitoring CRDs the

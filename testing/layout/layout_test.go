@@ -1,5 +1,7 @@
-// Package layout holds the test that keeps the module's imports pointing
-// one way (docs/DESIGN.md, "Packages and the direction of their imports").
+// Package layout holds the tests that keep the module's shape: imports
+// pointing one way (docs/DESIGN.md, "Packages and the direction of their
+// imports"), a short example pipeline, and tests that wait for events
+// instead of sleeping (sleep_test.go).
 package layout
 
 import (

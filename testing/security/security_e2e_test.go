@@ -50,7 +50,7 @@ var (
 
 func TestMain(m *testing.M) {
 	var err error
-	if root, err = kit.RepoRoot(); err != nil {
+	if root, err = cmdtest.RepoRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -87,7 +87,7 @@ func startServices(t *testing.T) secEnv {
 
 func stopServices() {
 	for i := len(toStop) - 1; i >= 0; i-- {
-		if _, err := kit.Script(root, nil, toStop[i], "stop"); err != nil {
+		if _, err := cmdtest.Script(root, nil, toStop[i], "stop"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
@@ -97,16 +97,16 @@ func startOnce(t *testing.T) secEnv {
 	t.Helper()
 	secure := []string{"KAFKA_SECURE=1"}
 	for _, n := range []string{"postgres", "minio", "kafka"} {
-		_, err := kit.Script(root, secure, n, "status")
+		_, err := cmdtest.Script(root, secure, n, "status")
 		wasRunning := err == nil
 		start := time.Now()
-		if _, err := kit.Script(root, secure, n, "start"); err != nil {
+		if _, err := cmdtest.Script(root, secure, n, "start"); err != nil {
 			if n != "kafka" || !strings.Contains(err.Error(), "without its SASL_SSL listener") {
 				t.Fatal(err)
 			}
 			// A Kafka started by another test without the listener: restart it with it
 			// (restart keeps the data).
-			if _, err := kit.Script(root, secure, n, "restart"); err != nil {
+			if _, err := cmdtest.Script(root, secure, n, "restart"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -116,7 +116,7 @@ func startOnce(t *testing.T) secEnv {
 		}
 	}
 	get := func(name, cmd string) map[string]string {
-		out, err := kit.Script(root, secure, name, cmd)
+		out, err := cmdtest.Script(root, secure, name, cmd)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // The flink contender: pipelines/bronze with --runner=flink --bounded on
@@ -62,15 +63,13 @@ func (e *env) setUpFlink() error {
 	// Built as the Dockerfile builds it (-trimpath, -ldflags=-w: no DWARF),
 	// since each TaskManager stages this binary for its worker.
 	logf("building pipelines/bronze static, as the Dockerfile does (the Flink worker binary)")
-	bin := filepath.Join(e.dir, "flink", "bronze")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags=-w", "-o", bin, "./pipelines/bronze")
-	build.Dir = e.root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./pipelines/bronze (static): %w\n%s", err, out)
+	b := cmdtest.Builder{Flags: []string{"-trimpath", "-ldflags=-w"}, Env: []string{"CGO_ENABLED=0"}}
+	bins, err := b.Build(filepath.Join(e.dir, "flink"), filepath.Join(e.root, "pipelines/bronze"))
+	if err != nil {
+		return fmt.Errorf("static: %w", err)
 	}
-	st := &flinkStack{bin: bin}
-	if _, err := e.script("flinkcluster", "status"); err != nil {
+	st := &flinkStack{bin: bins[0]}
+	if _, err := cmdtest.Script(e.root, nil, "flinkcluster", "status"); err != nil {
 		// Beam's jars on the cluster's class path, unless told otherwise:
 		// each job then ships none of them (flinkcluster.sh).
 		if os.Getenv("FLINKC_BEAM_CLASSPATH") == "" {
@@ -78,7 +77,7 @@ func (e *env) setUpFlink() error {
 		}
 		logf("starting the Flink cluster (JobManager, 2 TaskManagers) and Beam's job server: not timed")
 		t0 := time.Now()
-		if _, err := e.script("flinkcluster", "start"); err != nil {
+		if _, err := cmdtest.Script(e.root, nil, "flinkcluster", "start"); err != nil {
 			return err
 		}
 		st.started = true
@@ -86,7 +85,7 @@ func (e *env) setUpFlink() error {
 	} else {
 		logf("the Flink cluster runs already: using it, and leaving it running (with Beam's jars on its class path, restart it after a change to a type that crosses the runner: testing/services/FLINK.md)")
 	}
-	out, err := e.script("flinkcluster", "env")
+	out, err := cmdtest.Script(e.root, nil, "flinkcluster", "env")
 	if err != nil {
 		return err
 	}
@@ -109,7 +108,7 @@ func (e *env) tearDownFlink() {
 		return
 	}
 	logf("stopping the Flink cluster and its job server")
-	if _, err := e.script("flinkcluster", "stop"); err != nil {
+	if _, err := cmdtest.Script(e.root, nil, "flinkcluster", "stop"); err != nil {
 		logf("%v", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // TestFlinkContenderE2E runs the flink contender alone on a 100k-event
@@ -39,7 +41,7 @@ func TestFlinkContenderE2E(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Skip("no java on PATH: the Flink cluster needs Java 11 or 17")
 	}
-	root, err := repoRoot()
+	root, err := cmdtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

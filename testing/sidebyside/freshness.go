@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // FreshReport is one freshness invocation's results.
@@ -144,7 +145,7 @@ func measureFreshness(ctx context.Context, cfg Config, root string) (FreshReport
 func (e *env) runFresh(ctx context.Context, c contender, rate int) (FreshResult, error) {
 	name := fmt.Sprintf("%s_%s_r%d", c.name, e.id, rate)
 	topic := fmt.Sprintf("freshness-%s-%s-%d", e.id, c.name, rate)
-	if _, err := e.script("kafka", "create-topic", topic, strconv.Itoa(e.cfg.Partitions)); err != nil {
+	if _, err := cmdtest.Script(e.root, nil, "kafka", "create-topic", topic, strconv.Itoa(e.cfg.Partitions)); err != nil {
 		return FreshResult{}, err
 	}
 	// The contenders' commands read e.topic; tearDown deletes it and e.topics.
@@ -202,11 +203,11 @@ func (e *env) runFresh(ctx context.Context, c contender, rate int) (FreshResult,
 		case ps = <-done:
 			waiting = false
 		case err := <-run.exited:
-			return res, fmt.Errorf("exited while the producer ran (%v); its log, %s:\n%s", err, run.logPath, tail(run.logPath, 30))
+			return res, fmt.Errorf("exited while the producer ran (%v); its log, %s:\n%s", err, run.logPath, cmdtest.TailFile(run.logPath, 30))
 		case <-health.C:
 			if c.health != nil {
 				if err := c.health(r); err != nil {
-					return res, fmt.Errorf("%w; its log, %s:\n%s", err, run.logPath, tail(run.logPath, 30))
+					return res, fmt.Errorf("%w; its log, %s:\n%s", err, run.logPath, cmdtest.TailFile(run.logPath, 30))
 				}
 			}
 		}
@@ -393,14 +394,14 @@ func (l *launched) waitRows(ctx context.Context, r trial, ok func(int64) bool, t
 			return rows, ctx.Err()
 		case err := <-l.exited:
 			l.exited <- err // for stop
-			return rows, fmt.Errorf("exited (%v); its log, %s:\n%s", err, l.logPath, tail(l.logPath, 30))
+			return rows, fmt.Errorf("exited (%v); its log, %s:\n%s", err, l.logPath, cmdtest.TailFile(l.logPath, 30))
 		case <-deadline:
 			return rows, errDrainTimeout
 		case <-tick.C:
 		}
 		if l.health != nil {
 			if err := l.health(r); err != nil {
-				return rows, fmt.Errorf("%w; its log, %s:\n%s", err, l.logPath, tail(l.logPath, 30))
+				return rows, fmt.Errorf("%w; its log, %s:\n%s", err, l.logPath, cmdtest.TailFile(l.logPath, 30))
 			}
 		}
 		st, err := icebergio.Stat(ctx, r.cat, r.table, "")

@@ -6,6 +6,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // TestFreshnessBronzeE2E runs the freshness mode for bronze alone, for 30 s
@@ -17,7 +19,7 @@ import (
 //
 //	go test -tags e2e -run TestFreshnessBronzeE2E ./testing/sidebyside/
 func TestFreshnessBronzeE2E(t *testing.T) {
-	root, err := repoRoot()
+	root, err := cmdtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // FreshConfig is the freshness mode's part of the command line.
@@ -82,7 +84,7 @@ func runFreshness(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("%s: %w", cfg.From, err)
 		}
 	} else {
-		root, err := repoRoot()
+		root, err := cmdtest.RepoRoot()
 		if err != nil {
 			return err
 		}

@@ -50,10 +50,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 // Config is the command line.
@@ -160,7 +161,7 @@ func run(ctx context.Context, cfg Config) error {
 		}
 		return publish(rep, cfg)
 	}
-	root, err := repoRoot()
+	root, err := cmdtest.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -203,23 +204,4 @@ func readReport(path string) (Report, error) {
 		return rep, fmt.Errorf("%s: %w", path, err)
 	}
 	return rep, nil
-}
-
-// repoRoot is the directory of go.mod above the working directory: the
-// harness runs the service scripts and builds bronze from there.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(d, "testing/services")); err == nil {
-				return d, nil
-			}
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("run from inside the HAADE repository (no go.mod with testing/services above %s)", dir)
-		}
-	}
 }

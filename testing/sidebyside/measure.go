@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -113,18 +112,6 @@ type env struct {
 	flink *flinkStack
 }
 
-func (e *env) script(name string, args ...string) (string, error) {
-	cmd := exec.Command("bash", append([]string{filepath.Join(e.root, "testing/services", name+".sh")}, args...)...)
-	cmd.Dir = e.root
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if err != nil {
-		return out.String(), fmt.Errorf("testing/services/%s.sh %s: %w\n%s", name, strings.Join(args, " "), err, out.String())
-	}
-	return out.String(), nil
-}
-
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "[%s sidebyside] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
@@ -180,7 +167,7 @@ func measure(ctx context.Context, cfg Config, root string) (Report, error) {
 func (e *env) setUp(ctx context.Context) error {
 	for _, s := range []string{"postgres", "minio", "kafka"} {
 		logf("starting %s", s)
-		if _, err := e.script(s, "start"); err != nil {
+		if _, err := cmdtest.Script(e.root, nil, s, "start"); err != nil {
 			return err
 		}
 	}
@@ -195,7 +182,7 @@ func (e *env) setUp(ctx context.Context) error {
 			e.bronze = bins[0]
 		case "spark":
 			logf("installing pyspark and Spark's jars (cached)")
-			out, err := e.script("python", "spark-jars")
+			out, err := cmdtest.Script(e.root, nil, "python", "spark-jars")
 			if err != nil {
 				return err
 			}
@@ -203,7 +190,7 @@ func (e *env) setUp(ctx context.Context) error {
 			e.sparkJars = lines[len(lines)-1]
 		case "connect":
 			logf("installing Kafka Connect and the Iceberg sink (cached)")
-			if _, err := e.script("connect", "install"); err != nil {
+			if _, err := cmdtest.Script(e.root, nil, "connect", "install"); err != nil {
 				return err
 			}
 		case "flink":
@@ -219,7 +206,7 @@ func (e *env) setUp(ctx context.Context) error {
 
 // preload makes the topic and fills it with --events sample events.
 func (e *env) preload(ctx context.Context) error {
-	if _, err := e.script("kafka", "create-topic", e.topic, strconv.Itoa(e.cfg.Partitions)); err != nil {
+	if _, err := cmdtest.Script(e.root, nil, "kafka", "create-topic", e.topic, strconv.Itoa(e.cfg.Partitions)); err != nil {
 		return err
 	}
 	logf("preloading %d events into %s (%d partitions)", e.cfg.Events, e.topic, e.cfg.Partitions)
@@ -263,7 +250,7 @@ func (e *env) tearDown() {
 		}
 	}
 	for _, t := range append([]string{e.topic}, e.topics...) {
-		if _, err := e.script("kafka", "topics", "--delete", "--topic", t); err != nil {
+		if _, err := cmdtest.Script(e.root, nil, "kafka", "topics", "--delete", "--topic", t); err != nil {
 			logf("deleting topic %s: %v", t, err)
 		}
 	}
@@ -322,11 +309,11 @@ var contenderByName = map[string]contender{
 	}, func(r trial) error {
 		r.topics = append(r.topics, "control-iceberg-"+r.name)
 		r.after = append(r.after, func() {
-			if _, err := r.script("connect", "reset", "--group", r.name); err != nil {
+			if _, err := cmdtest.Script(r.root, nil, "connect", "reset", "--group", r.name); err != nil {
 				logf("%v", err)
 			}
 		})
-		_, err := r.script("connect", "prepare", "--brokers", brokers, "--group", r.name, "--table", r.table)
+		_, err := cmdtest.Script(r.root, nil, "connect", "prepare", "--brokers", brokers, "--group", r.name, "--table", r.table)
 		return err
 	}, connectHealth, false, nil, nil},
 	"flink": flinkContender, // flink.go
@@ -425,18 +412,18 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 				}
 			}
 			meter.Stop()
-			return Result{}, fmt.Errorf("exited before every row was visible (%v); its log, %s:\n%s", err, logPath, tail(logPath, 30))
+			return Result{}, fmt.Errorf("exited before every row was visible (%v); its log, %s:\n%s", err, logPath, cmdtest.TailFile(logPath, 30))
 		case <-deadline:
 			kill()
 			meter.Stop()
-			return Result{}, fmt.Errorf("not every row visible after %v; its log, %s:\n%s", e.cfg.Timeout, logPath, tail(logPath, 30))
+			return Result{}, fmt.Errorf("not every row visible after %v; its log, %s:\n%s", e.cfg.Timeout, logPath, cmdtest.TailFile(logPath, 30))
 		case <-tick.C:
 		}
 		if c.health != nil {
 			if err := c.health(r); err != nil {
 				kill()
 				meter.Stop()
-				return Result{}, fmt.Errorf("%w; its log, %s:\n%s", err, logPath, tail(logPath, 30))
+				return Result{}, fmt.Errorf("%w; its log, %s:\n%s", err, logPath, cmdtest.TailFile(logPath, 30))
 			}
 		}
 		st, err := icebergio.Stat(ctx, e.cat, r.table, "")
@@ -469,13 +456,13 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		select {
 		case err := <-exited:
 			if err != nil {
-				return Result{}, fmt.Errorf("every row visible, then it failed (%v); its log, %s:\n%s", err, logPath, tail(logPath, 30))
+				return Result{}, fmt.Errorf("every row visible, then it failed (%v); its log, %s:\n%s", err, logPath, cmdtest.TailFile(logPath, 30))
 			}
 			exitAt = time.Since(start)
 		case <-time.After(e.cfg.Timeout):
 			kill()
 			<-exited
-			return Result{}, fmt.Errorf("every row visible, but still running %v later; its log, %s:\n%s", e.cfg.Timeout, logPath, tail(logPath, 30))
+			return Result{}, fmt.Errorf("every row visible, but still running %v later; its log, %s:\n%s", e.cfg.Timeout, logPath, cmdtest.TailFile(logPath, 30))
 		}
 	default:
 		// Stop it as an operator would, then check that nothing more was written.
@@ -617,16 +604,6 @@ func machine() string {
 		}
 	}
 	return fmt.Sprintf("%d cores%s, %s/%s", runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH)
-}
-
-// tail is the last n lines of a file.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // hundredths rounds each value to two decimals, for the results' JSON.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/testing/cmdtest"
 )
 
 func TestParseArgsRejectsBadFlags(t *testing.T) {
@@ -242,7 +243,7 @@ func TestMeterTreeCountsChildren(t *testing.T) {
 // TestVersionsReadsThePins reads the pinned versions out of the real
 // service scripts, in each of the forms they use.
 func TestVersionsReadsThePins(t *testing.T) {
-	root, err := repoRoot()
+	root, err := cmdtest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,37 +53,9 @@ type env struct {
 	startedFlinkEmbedded bool
 }
 
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "testing/services/flink.sh")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("not inside the HAADE repository (no testing/services/flink.sh above %s)", dir)
-		}
-		dir = parent
-	}
-}
-
-func (e *env) script(name string, args ...string) (string, error) {
-	cmd := exec.Command("bash", append([]string{filepath.Join(e.root, "testing/services", name+".sh")}, args...)...)
-	cmd.Dir = e.root
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("testing/services/%s.sh %s: %w\n%s", name, strings.Join(args, " "), err, out.String())
-	}
-	return out.String(), nil
-}
-
 func run(ctx context.Context, cfg Config) (rep Report, err error) {
 	e := &env{cfg: cfg}
-	if e.root, err = repoRoot(); err != nil {
+	if e.root, err = cmdtest.RepoRoot(); err != nil {
 		return rep, err
 	}
 	e.out = cfg.Out
@@ -127,17 +99,17 @@ func run(ctx context.Context, cfg Config) (rep Report, err error) {
 
 func (e *env) setUp(ctx context.Context) error {
 	logf("starting Kafka")
-	if _, err := e.script("kafka", "start"); err != nil {
+	if _, err := cmdtest.Script(e.root, nil, "kafka", "start"); err != nil {
 		return err
 	}
 	e.brokers = "127.0.0.1:" + envOr("KAFKA_PORT", "9092")
 	if e.cfg.Endpoint == "" {
 		logf("restarting the embedded Flink job server (FLINK_SDF_PATCH=%s)", envOr("FLINK_SDF_PATCH", "on"))
-		if _, err := e.script("flink", "restart"); err != nil {
+		if _, err := cmdtest.Script(e.root, nil, "flink", "restart"); err != nil {
 			return err
 		}
 		e.startedFlinkEmbedded = true
-		fenv, _ := e.script("flink", "env")
+		fenv, _ := cmdtest.Script(e.root, nil, "flink", "env")
 		e.cfg.Endpoint = envValue(fenv, "HAADE_FLINK_ENDPOINT")
 		pid, err := os.ReadFile(filepath.Join(envOr("HAADE_RUN", "/tmp/haade-services"), "pids/flink.pid"))
 		if err != nil {
@@ -528,7 +500,7 @@ func (e *env) tearDown() {
 		e.kafka.Close()
 	}
 	if e.startedFlinkEmbedded && !e.cfg.Keep {
-		_, _ = e.script("flink", "stop")
+		_, _ = cmdtest.Script(e.root, nil, "flink", "stop")
 	}
 	// The binaries are about 550 MB; the figures, logs and tables stay.
 	_ = os.RemoveAll(filepath.Join(e.out, "bin"))

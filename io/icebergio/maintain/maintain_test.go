@@ -14,6 +14,7 @@ import (
 	"time"
 
 	icerows "github.com/haade/haade/io/icebergio/rows"
+	"github.com/haade/haade/testing/wait"
 
 	"github.com/haade/haade/io/icebergio"
 
@@ -170,6 +171,22 @@ func (e *mEnv) table() *table.Table {
 
 // checkRows compares the table's rows, read with a scan, to every row
 // committed, as a multiset.
+// aged waits until every snapshot of the table is older than age by the
+// wall clock, which ExpireSnapshots compares their timestamps with.
+func (e *mEnv) aged(age time.Duration) {
+	e.t.Helper()
+	wait.For(e.t, 10*time.Second, func() error {
+		var newest int64
+		for _, s := range e.table().Metadata().Snapshots() {
+			newest = max(newest, s.TimestampMs)
+		}
+		if d := time.Since(time.UnixMilli(newest)); d <= age {
+			return fmt.Errorf("the newest snapshot is %v old, not older than %v", d, age)
+		}
+		return nil
+	})
+}
+
 func (e *mEnv) checkRows() {
 	e.t.Helper()
 	var got []mRow
@@ -291,7 +308,7 @@ func TestExpireKeepsOffsetsSnapshots(t *testing.T) {
 	if len(before) != 2 {
 		t.Fatalf("pipelines %v", before)
 	}
-	time.Sleep(5 * time.Millisecond) // every snapshot is older than the age below
+	e.aged(time.Millisecond) // every snapshot is older than the age below
 	ctx := context.Background()
 	rep, err := ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff)
 	if err != nil {
@@ -317,7 +334,7 @@ func TestExpireKeepsOffsetsSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	filesBefore := len(e.dataFiles())
-	time.Sleep(5 * time.Millisecond)
+	e.aged(time.Millisecond)
 	if rep, err = ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff); err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +358,7 @@ func TestExpireKeepsOffsetsSnapshots(t *testing.T) {
 	if _, err := RewriteManifests(ctx, e2.cat, e2.ident, fastBackoff); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond)
+	e2.aged(time.Millisecond)
 	rep, err = ExpireSnapshots(ctx, e2.cat, e2.ident, time.Millisecond, 1, fastBackoff)
 	if err != nil {
 		t.Fatal(err)
@@ -395,7 +412,7 @@ func TestExpireKeepsUnreadSnapshots(t *testing.T) {
 	if _, err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond)
+	e.aged(time.Millisecond)
 	rep, err := ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff)
 	if err != nil {
 		t.Fatal(err)

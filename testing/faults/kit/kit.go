@@ -1,5 +1,5 @@
 // Package kit holds what the security and fault-injection tiers share:
-// running the service scripts, producing numbered records to Kafka, and
+// producing numbered records to Kafka, and
 // counting, by (partition, offset), what the bronze and dead-letter tables
 // hold against what was produced. It needs no server itself; its callers
 // (behind the e2e and faults build tags) start them.
@@ -9,9 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -28,36 +25,6 @@ type Key struct {
 }
 
 func (k Key) String() string { return fmt.Sprintf("%d/%d", k.Partition, k.Offset) }
-
-// RepoRoot walks up from the working directory to the directory with go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// Script runs testing/services/NAME.sh with args, and env added to this
-// process's environment, and returns its combined output.
-func Script(root string, env []string, name string, args ...string) (string, error) {
-	cmd := exec.Command("bash", append([]string{filepath.Join(root, "testing/services", name+".sh")}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s.sh %s: %w\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
-}
 
 // ParseExports reads `export K=V` lines, as the scripts' env commands
 // print them, into a map (single quotes around V removed).
