@@ -19,8 +19,8 @@
 # Prometheus is built as its own Makefile builds it (.promu.yml: tags netgo, stringlabels,
 # builtinassets; the version stamps of github.com/prometheus/common/version), but without
 # builtinassets: that tag embeds the web UI, which npm builds and the module does not ship.
-# Without it the UI's pages answer 404 and everything else works: the HTTP API (/api/v1/...),
-# scraping, rules, alerts, /-/ready, /-/reload. CGO_ENABLED=0: one static binary for an image.
+# Without it the UI's pages answer 500 ("Error opening React index.html") and everything else
+# works: the HTTP API (/api/v1/...), scraping, rules, alerts, /metrics, /-/ready, /-/reload. CGO_ENABLED=0: one static binary for an image.
 #
 # The operator's go.mod replaces its two API modules (pkg/apis/monitoring, pkg/client) with
 # folders that its module zip does not contain (each is a module of its own), so
