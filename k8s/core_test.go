@@ -31,6 +31,9 @@ var coreTypes = map[string]func() any{
 	"networking.k8s.io/v1/NetworkPolicy":       func() any { return &networkingv1.NetworkPolicy{} },
 	"rbac.authorization.k8s.io/v1/Role":        func() any { return &rbacv1.Role{} },
 	"rbac.authorization.k8s.io/v1/RoleBinding": func() any { return &rbacv1.RoleBinding{} },
+	// The Prometheus operator's and Prometheus's (k8s/operators/prometheus).
+	"rbac.authorization.k8s.io/v1/ClusterRole":        func() any { return &rbacv1.ClusterRole{} },
+	"rbac.authorization.k8s.io/v1/ClusterRoleBinding": func() any { return &rbacv1.ClusterRoleBinding{} },
 	// The Flink operator's own CRD, which k8s/operators/flink installs.
 	"apiextensions.k8s.io/v1/CustomResourceDefinition": func() any { return &apiextensionsv1.CustomResourceDefinition{} },
 }

@@ -100,7 +100,7 @@ gomod() {
 
 say "prometheus-operator $PROMETHEUS_OPERATOR"
 d=$(gomod github.com/prometheus-operator/prometheus-operator "$PROMETHEUS_OPERATOR")
-for k in podmonitors servicemonitors prometheusrules; do
+for k in podmonitors servicemonitors prometheusrules prometheuses probes; do
   keep "$d/example/prometheus-operator-crd/monitoring.coreos.com_$k.yaml" \
     "github.com/prometheus-operator/prometheus-operator $PROMETHEUS_OPERATOR example/prometheus-operator-crd/monitoring.coreos.com_$k.yaml" \
     "prometheus-$k.yaml"
