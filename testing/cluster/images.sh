@@ -5,7 +5,7 @@
 #   images.sh setup      install podman, runc and debootstrap (apt), and write
 #                        /etc/containers/containers.conf (runc; ulimits this
 #                        machine allows) when it is not set up yet
-#   images.sh build [haade|services|flink...]
+#   images.sh build [haade|services|flink|monitoring...]
 #                        build every image, or the bases and those parts
 #                        (cached: an image whose inputs did not change is not
 #                        rebuilt)
@@ -28,6 +28,11 @@
 #                     started by the Flink Kubernetes operator (native mode) or standalone
 #   haade-flink-operator
 #                     the Flink Kubernetes operator 1.7.0 from Maven Central on Debian's JRE
+#   haade-prometheus, haade-prometheus-operator, haade-prometheus-config-reloader
+#                     Prometheus 3.3.0 and the Prometheus operator v0.85.0 (with its config
+#                     reloader), built from the Go module proxy by
+#                     testing/monitoring/prometheus.sh, on the static base. Only with
+#                     `build monitoring`: no tier runs them yet (issue 32)
 #
 # Needs root, and the network for the first build (Debian's mirror, the Go
 # module proxy): run it outside any network namespace. Podman keeps the images
@@ -236,7 +241,24 @@ fetch_operator() {
 	touch "$jars/.complete"
 }
 
-# build_all [haade|services|flink...]: the bases, then the parts asked (all by default).
+# Prometheus, its operator and the operator's config reloader: each binary
+# on the static base (issue 32; not part of a plain `build` until a tier runs
+# them).
+build_monitoring() {
+	"$ROOT/testing/monitoring/prometheus.sh" install
+	local name bin ctx
+	for bin in prometheus operator prometheus-config-reloader; do
+		name=$bin
+		[[ $bin == operator ]] && name=prometheus-operator
+		ctx=$(mktemp -d)
+		cp "$("$ROOT/testing/monitoring/prometheus.sh" path "$bin")" "$ctx/"
+		build "$name" "$ctx"
+		rm -rf "$ctx"
+	done
+}
+
+# build_all [haade|services|flink|monitoring...]: the bases, then the parts asked (all but
+# monitoring by default).
 build_all() {
 	local parts=("$@")
 	((${#parts[@]})) || parts=(haade services flink)
@@ -244,8 +266,8 @@ build_all() {
 	local p
 	for p in "${parts[@]}"; do
 		case "$p" in
-		haade | services | flink) "build_$p" ;;
-		*) die "build: unknown part $p (haade, services, flink)" ;;
+		haade | services | flink | monitoring) "build_$p" ;;
+		*) die "build: unknown part $p (haade, services, flink, monitoring)" ;;
 		esac
 	done
 }
