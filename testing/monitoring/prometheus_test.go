@@ -285,19 +285,7 @@ scrape_configs:
 // test is skipped without it.
 func prometheusBinary(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("HAADE_PROMETHEUS")
-	if bin == "" {
-		cache := os.Getenv("HAADE_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "haade")
-		}
-		bin = filepath.Join(cache, "prometheus", "prometheus-"+promVersion, "bin", "prometheus")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("Prometheus is not built (%v): run testing/monitoring/prometheus.sh install, or set HAADE_PROMETHEUS", err)
-	}
-	return bin
+	return cachedBinary(t, "HAADE_PROMETHEUS", "prometheus-"+promVersion, "prometheus")
 }
 
 func repoRoot(t *testing.T) string {
