@@ -5,15 +5,16 @@
 //
 //   - TestPrometheusScrapesBronze runs that Prometheus against a streaming
 //     bronze with the rules of k8s/monitoring, outside any cluster;
+//
 //   - TestOperatorReconcilesHaade runs the operator against a real
 //     kube-apiserver (testing/cluster/apiserver.sh; no kubelet) on
 //     k8s/operators/prometheus, k8s/base's PodMonitors and k8s/monitoring's
 //     PrometheusRules, and reads the StatefulSet, scrape configuration and
 //     rule files it makes.
 //
-//	testing/monitoring/prometheus.sh install
-//	testing/cluster/apiserver.sh install    # for the operator's test
-//	go test -tags monitoring -count=1 -v -timeout 20m ./testing/monitoring/
+//     testing/monitoring/prometheus.sh install
+//     testing/cluster/apiserver.sh install    # for the operator's test
+//     go test -tags monitoring -count=1 -v -timeout 20m ./testing/monitoring/
 //
 // The tests listen on loopback ports: run them inside a network namespace of
 // their own when other things listen on this machine (nsenter --net=...).
