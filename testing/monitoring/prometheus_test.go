@@ -22,6 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/haade/haade/io/kafkaio/embedded"
+	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/parse"
 	sampleevents "github.com/haade/haade/transforms/sample"
 )
@@ -350,23 +351,16 @@ func checkAlive(t *testing.T, done chan error, name string) {
 	}
 }
 
-// waitFor polls cond every 500 ms until it holds, or fails the test at the
-// deadline with cond's last word.
+// waitFor waits (testing/wait) until cond holds, or fails the test at the
+// deadline with what and cond's last word.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for {
-		ok, why := cond()
-		if ok {
-			return
+	wait.For(t, timeout, func() error {
+		if ok, why := cond(); !ok {
+			return fmt.Errorf("%s; last: %s", what, why)
 		}
-		last = why
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s; last: %s", what, timeout, last)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func tail(b []byte, n int) string {
