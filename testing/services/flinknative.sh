@@ -78,10 +78,12 @@ sql_client() {
 	install
 	[[ -f "$DIST/.complete" ]] || die "Flink $FLINK_VERSION is not installed: run flinkcluster.sh install"
 	[[ -f "$CLUSTER_CONF/config.yaml" ]] || die "no $CLUSTER_CONF/config.yaml: start the cluster first (FLINKC_NATIVE_CLASSPATH=1 flinkcluster.sh start)"
-	# The cluster's configuration (its REST address is where the client submits), and the log4j
-	# file bin/sql-client.sh names, from the distribution.
+	# The cluster's configuration (its REST address is where the client submits; its defaults are
+	# the job's, which a script's SET overrides), and the log4j file bin/sql-client.sh names.
 	mkdir -p "$CONF_DIR"
 	cp "$CLUSTER_CONF/config.yaml" "$CONF_DIR/config.yaml"
+	# The embedded gateway's REST endpoint (a free port) binds loopback, like every listener here.
+	printf '%s\n' "sql-gateway.endpoint.rest.bind-address: 127.0.0.1" >>"$CONF_DIR/config.yaml"
 	cp "$DIST/conf/log4j-cli.properties" "$CONF_DIR/"
 	local cp
 	cp="$(cluster_classpath)"
