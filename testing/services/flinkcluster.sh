@@ -119,8 +119,15 @@ write_config() {
 		printf '%s\n' "logger.beamprocess.name = org.apache.beam.runners.fnexecution.environment.ProcessManager" \
 			"logger.beamprocess.level = DEBUG" >>"$CONF_DIR/$f"
 	done
+	# The JVM options the distribution's own config.yaml sets for Java 17 (--add-opens/--add-exports):
+	# without them Kryo fails on the JDK's collections (Iceberg's Flink sink sends its write results
+	# through Kryo: "module java.base does not opens java.util").
+	local java_opts
+	java_opts="$(grep -m1 -E '^[[:space:]]+all: --add-' "$DIST/conf/config.yaml" | sed -E 's/^[[:space:]]+all: //')"
+	[[ -n "$java_opts" ]] || die "no env.java.opts.all in $DIST/conf/config.yaml"
 	cat >"$CONF_DIR/config.yaml" <<EOF
 # Written by testing/services/flinkcluster.sh on every start.
+env.java.opts.all: $java_opts
 jobmanager.rpc.address: $HOST
 jobmanager.rpc.port: $RPC_PORT
 jobmanager.bind-host: $HOST
