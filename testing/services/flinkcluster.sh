@@ -15,6 +15,10 @@
 #   flinkcluster.sh start-taskmanager N|start-jobmanager     start one again
 #   flinkcluster.sh reset            stop and delete the run directory
 #
+# FLINKC_BEAM_CLASSPATH=1 (Beam's jars) and FLINKC_NATIVE_CLASSPATH=1 (Iceberg's own Flink sink
+# and the Kafka SQL connector, flinknative.sh) at `start` add jars to the JVMs' class path; see
+# beam_classpath and native_classpath below. Both together: one cluster for both contenders.
+#
 # Flink comes from PyPI, as the Apache release is not reachable from here: the sdist
 # apache-flink-libraries==1.19.0 carries lib/, opt/ and plugins/, the wheel apache-flink==1.19.0
 # carries bin/ and conf/. pip downloads both (no install) into $HAADE_CACHE/flink/pypi-1.19.0;
@@ -115,8 +119,15 @@ write_config() {
 		printf '%s\n' "logger.beamprocess.name = org.apache.beam.runners.fnexecution.environment.ProcessManager" \
 			"logger.beamprocess.level = DEBUG" >>"$CONF_DIR/$f"
 	done
+	# The JVM options the distribution's own config.yaml sets for Java 17 (--add-opens/--add-exports):
+	# without them Kryo fails on the JDK's collections (Iceberg's Flink sink sends its write results
+	# through Kryo: "module java.base does not opens java.util").
+	local java_opts
+	java_opts="$(grep -m1 -E '^[[:space:]]+all: --add-' "$DIST/conf/config.yaml" | sed -E 's/^[[:space:]]+all: //')"
+	[[ -n "$java_opts" ]] || die "no env.java.opts.all in $DIST/conf/config.yaml"
 	cat >"$CONF_DIR/config.yaml" <<EOF
 # Written by testing/services/flinkcluster.sh on every start.
+env.java.opts.all: $java_opts
 jobmanager.rpc.address: $HOST
 jobmanager.rpc.port: $RPC_PORT
 jobmanager.bind-host: $HOST
@@ -177,12 +188,32 @@ beam_classpath() {
 	echo "${cp#:}"
 }
 
-# The environment of Flink's scripts (bin/config.sh reads these); the scripts exec java, so
-# the recorded pid is the JVM's.
-FLINK_ENV=(env FLINK_CONF_DIR="$CONF_DIR" FLINK_LOG_DIR="$HOME_DIR/log" FLINK_PID_DIR="$HOME_DIR"
-	HADOOP_CLASSPATH="$(beam_classpath)"
-	FLINK_PLUGINS_DIR="$HOME_DIR/plugins" FLINK_HOME="$DIST"
-	JAVA_HOME="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v "$JAVA")")")")}")
+# FLINKC_NATIVE_CLASSPATH=1 puts the jars of Iceberg's own Flink sink (flinknative.sh: Iceberg's
+# Flink runtime, the Kafka SQL connector, Iceberg's AWS bundle, Hadoop's shaded client, the
+# PostgreSQL driver) on the same class path, after Beam's, as a Flink user puts them in lib/: the
+# side-by-side harness's native contender, Flink SQL submitted by flinknative.sh sql-client, needs
+# them on the JobManager and the TaskManagers. `env` says which mode runs.
+native_classpath() {
+	[[ "${FLINKC_NATIVE_CLASSPATH:-$(cat "$HOME_DIR/native-classpath" 2>/dev/null)}" == 1 ]] || return 0
+	"$SERVICES_DIR/flinknative.sh" classpath
+}
+
+# cluster_classpath: Beam's jars, then the native ones, for HADOOP_CLASSPATH.
+cluster_classpath() {
+	local beam native
+	beam="$(beam_classpath)"
+	native="$(native_classpath)"
+	if [[ -n "$beam" && -n "$native" ]]; then echo "$beam:$native"; else echo "$beam$native"; fi
+}
+
+# The environment of Flink's scripts (bin/config.sh reads these, and appends HADOOP_CLASSPATH to
+# the class path); the scripts exec java, so the recorded pid is the JVM's.
+flink_env() {
+	FLINK_ENV=(env FLINK_CONF_DIR="$CONF_DIR" FLINK_LOG_DIR="$HOME_DIR/log" FLINK_PID_DIR="$HOME_DIR"
+		HADOOP_CLASSPATH="$(cluster_classpath)"
+		FLINK_PLUGINS_DIR="$HOME_DIR/plugins" FLINK_HOME="$DIST"
+		JAVA_HOME="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v "$JAVA")")")")}")
+}
 
 rest() { curl -fsS --max-time 3 "http://$HOST:$REST_PORT$1"; }
 registered_tms() { rest /taskmanagers | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["taskmanagers"]))'; }
@@ -192,6 +223,7 @@ start_jobmanager() {
 	if is_running flink-jobmanager; then return 0; fi
 	ensure_port_free flink-jobmanager "$HOST" "$REST_PORT"
 	log "starting the JobManager (REST http://$HOST:$REST_PORT, RPC $HOST:$RPC_PORT)"
+	flink_env
 	spawn flink-jobmanager "${FLINK_ENV[@]}" "$DIST/bin/jobmanager.sh" start-foreground
 	wait_until flink-jobmanager "$START_TIMEOUT" "the JobManager's REST API on $HOST:$REST_PORT" rest /overview
 }
@@ -200,6 +232,7 @@ start_taskmanager() {
 	local n="$1"
 	if is_running "flink-taskmanager-$n"; then return 0; fi
 	log "starting TaskManager $n ($TM_SLOTS slots, $TM_MEMORY)"
+	flink_env
 	spawn "flink-taskmanager-$n" "${FLINK_ENV[@]}" "$DIST/bin/taskmanager.sh" start-foreground \
 		-Dtaskmanager.resource-id="tm-$n"
 }
@@ -217,6 +250,12 @@ start() {
 	[[ "$CHECKPOINT_DIR" == file://* ]] && mkdir -p "${CHECKPOINT_DIR#file://}"
 	write_config
 	if [[ "${FLINKC_BEAM_CLASSPATH:-0}" == 1 ]]; then echo 1 >"$HOME_DIR/beam-classpath"; else rm -f "$HOME_DIR/beam-classpath"; fi
+	if [[ "${FLINKC_NATIVE_CLASSPATH:-0}" == 1 ]]; then
+		"$SERVICES_DIR/flinknative.sh" install
+		echo 1 >"$HOME_DIR/native-classpath"
+	else
+		rm -f "$HOME_DIR/native-classpath"
+	fi
 	start_jobmanager
 	for n in $(seq 1 $TM_COUNT); do start_taskmanager "$n"; done
 	local deadline=$((SECONDS + START_TIMEOUT))
@@ -278,6 +317,7 @@ export HAADE_FLINK_REST=http://$HOST:$REST_PORT
 export HAADE_FLINK_BOOT=$BOOT
 export HAADE_FLINK_WORKER_COMMAND=$SERVICES_DIR/flink/worker-process.sh
 export HAADE_FLINK_BEAM_CLASSPATH=$(cat "$HOME_DIR/beam-classpath" 2>/dev/null || echo 0)
+export HAADE_FLINK_NATIVE_CLASSPATH=$(cat "$HOME_DIR/native-classpath" 2>/dev/null || echo 0)
 EOF
 }
 

@@ -28,7 +28,7 @@ type summary struct {
 }
 
 // contenderOrder is the order of the table and of the chart's bars.
-var contenderOrder = []string{"bronze", "flink", "spark", "connect"}
+var contenderOrder = []string{"bronze", "flink", "native", "spark", "connect"}
 
 // labels name the contenders in the table and the chart.
 var labels = map[string]string{
@@ -36,6 +36,7 @@ var labels = map[string]string{
 	"spark":   "Spark 3.5 Structured Streaming",
 	"connect": "Kafka Connect + Iceberg sink",
 	"flink":   "HAADE bronze (Beam Go, Flink)",
+	"native":  "Flink SQL + Iceberg's Flink sink",
 }
 
 // summarize groups the results by contender, in contenderOrder, and
@@ -141,6 +142,7 @@ var (
 		"spark":   {230, 119, 0, 255},  // orange
 		"connect": {66, 99, 235, 255},  // blue
 		"flink":   {174, 62, 201, 255}, // purple
+		"native":  {224, 49, 49, 255},  // red
 	}
 )
 

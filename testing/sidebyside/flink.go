@@ -9,7 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,29 +51,58 @@ type flinkStack struct {
 	// (flinkcluster.sh, FLINKC_BEAM_CLASSPATH=1), so a job ships none
 	// (bronze --flink-cluster-classpath).
 	beamClasspath bool
+	// nativeClasspath: the cluster's JVMs have Iceberg's Flink runtime and
+	// the Kafka SQL connector (FLINKC_NATIVE_CLASSPATH=1), which the native
+	// contender's job needs.
+	nativeClasspath bool
 }
 
-// flinkJVMs are the service names of the cluster's JVMs in flinkcluster.sh
-// and flink.sh: their pid files are $HAADE_RUN/pids/NAME.pid.
-var flinkJVMs = []string{"flink-jobmanager", "flink-taskmanager-1", "flink-taskmanager-2", "flink"}
+// clusterJVMs are the service names of the cluster's JobManager and
+// TaskManagers in flinkcluster.sh, and flinkJVMs those and Beam's job server
+// (flink.sh): their pid files are $HAADE_RUN/pids/NAME.pid.
+var (
+	clusterJVMs = []string{"flink-jobmanager", "flink-taskmanager-1", "flink-taskmanager-2"}
+	flinkJVMs   = append(slices.Clip(clusterJVMs), "flink")
+)
 
-// setUpFlink builds bronze static, starts the cluster and its job server
-// unless they run, and reads their addresses.
+// setUpFlink prepares what the flink and native contenders run on, once:
+// for flink it builds bronze static, for native it installs Iceberg's Flink
+// jars (flinknative.sh install); then it starts the cluster and Beam's job
+// server unless they run, and reads their addresses. A cluster it starts
+// has Beam's jars on its class path (unless FLINKC_BEAM_CLASSPATH says
+// otherwise) and, for native, Iceberg's: one cluster serves both. A
+// running cluster without Iceberg's jars is an error for native.
 func (e *env) setUpFlink() error {
-	// Built as the Dockerfile builds it (-trimpath, -ldflags=-w: no DWARF),
-	// since each TaskManager stages this binary for its worker.
-	logf("building pipelines/bronze static, as the Dockerfile does (the Flink worker binary)")
-	b := cmdtest.Builder{Flags: []string{"-trimpath", "-ldflags=-w"}, Env: []string{"CGO_ENABLED=0"}}
-	bins, err := b.Build(filepath.Join(e.dir, "flink"), filepath.Join(e.root, "pipelines/bronze"))
-	if err != nil {
-		return fmt.Errorf("static: %w", err)
+	if e.flink != nil {
+		return nil
 	}
-	st := &flinkStack{bin: bins[0]}
+	st := &flinkStack{}
+	if slices.Contains(e.cfg.Contenders, "flink") {
+		// Built as the Dockerfile builds it (-trimpath, -ldflags=-w: no
+		// DWARF), since each TaskManager stages this binary for its worker.
+		logf("building pipelines/bronze static, as the Dockerfile does (the Flink worker binary)")
+		b := cmdtest.Builder{Flags: []string{"-trimpath", "-ldflags=-w"}, Env: []string{"CGO_ENABLED=0"}}
+		bins, err := b.Build(filepath.Join(e.dir, "flink"), filepath.Join(e.root, "pipelines/bronze"))
+		if err != nil {
+			return fmt.Errorf("static: %w", err)
+		}
+		st.bin = bins[0]
+	}
+	native := slices.Contains(e.cfg.Contenders, "native")
+	if native {
+		logf("installing Iceberg's Flink runtime and the Kafka SQL connector (cached)")
+		if _, err := cmdtest.Script(e.root, nil, "flinknative", "install"); err != nil {
+			return err
+		}
+	}
 	if _, err := cmdtest.Script(e.root, nil, "flinkcluster", "status"); err != nil {
 		// Beam's jars on the cluster's class path, unless told otherwise:
 		// each job then ships none of them (flinkcluster.sh).
 		if os.Getenv("FLINKC_BEAM_CLASSPATH") == "" {
 			os.Setenv("FLINKC_BEAM_CLASSPATH", "1")
+		}
+		if native {
+			os.Setenv("FLINKC_NATIVE_CLASSPATH", "1")
 		}
 		logf("starting the Flink cluster (JobManager, 2 TaskManagers) and Beam's job server: not timed")
 		t0 := time.Now()
@@ -98,7 +127,11 @@ func (e *env) setUpFlink() error {
 		}
 	}
 	st.beamClasspath = exportOf(out, "HAADE_FLINK_BEAM_CLASSPATH") == "1"
+	st.nativeClasspath = exportOf(out, "HAADE_FLINK_NATIVE_CLASSPATH") == "1"
 	e.flink = st
+	if native && !st.nativeClasspath {
+		return fmt.Errorf("the Flink cluster runs without Iceberg's jars on its class path, which the native contender needs: restart it with FLINKC_NATIVE_CLASSPATH=1 testing/services/flinkcluster.sh restart")
+	}
 	return nil
 }
 
@@ -234,36 +267,26 @@ func flinkJobOf(r trial) (flinkJob, bool) {
 }
 
 // flinkJobSeconds is how long the run's finished Flink job ran, by the
-// JobManager's clock; 0 when the REST API does not say.
-func flinkJobSeconds(r trial) float64 {
+// JobManager's clock, and the job's last state; 0 seconds when the REST
+// API does not say or the job did not finish.
+func flinkJobSeconds(r trial) (float64, string) {
+	var state string
 	for range 20 {
-		if j, ok := flinkJobOf(r); ok && j.State == "FINISHED" && j.Duration > 0 {
-			return float64(j.Duration) / 1000
+		j, ok := flinkJobOf(r)
+		if ok {
+			state = j.State
+		}
+		if ok && j.State == "FINISHED" && j.Duration > 0 {
+			return float64(j.Duration) / 1000, state
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	return 0
+	return 0, state
 }
 
 // flinkPIDs are the cluster's JVMs, metered with the submitting process's
 // tree (the Go workers are below the TaskManagers).
-func flinkPIDs(trial) []int {
-	dir := os.Getenv("HAADE_RUN")
-	if dir == "" {
-		dir = "/tmp/haade-services"
-	}
-	var pids []int
-	for _, s := range flinkJVMs {
-		b, err := os.ReadFile(filepath.Join(dir, "pids", s+".pid"))
-		if err != nil {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+func flinkPIDs(trial) []int { return pidsOf(flinkJVMs) }
 
 var flinkContender = contender{
 	name:    "flink",
@@ -273,7 +296,7 @@ var flinkContender = contender{
 	bounded: true,
 	pids:    flinkPIDs,
 	after: func(r trial, res *Result) {
-		res.FlinkJobSeconds = flinkJobSeconds(r)
+		res.FlinkJobSeconds, res.FlinkJobState = flinkJobSeconds(r)
 		res.FlinkReadSubtasks = flinkReadSubtasks(r)
 	},
 }

@@ -15,6 +15,9 @@
 //	flink    pipelines/bronze --runner=flink --bounded on a standalone
 //	         Flink 1.19 cluster (testing/services/flinkcluster.sh), started
 //	         once before the first round and stopped at the end (flink.go)
+//	native   Iceberg's own Flink sink: a Flink SQL script (Kafka source
+//	         bounded at the topic's end, INSERT INTO the Iceberg table)
+//	         through Flink's SQL client, on the same cluster (native.go)
 //
 // Each reads the same topic from its start into a fresh table with a commit
 // interval (Spark: trigger) of --commit-interval, and runs as its own child
@@ -83,7 +86,7 @@ func parseArgs(args []string) (Config, error) {
 	fs.IntVar(&c.Events, "events", 2_000_000, "events preloaded into the topic, all valid")
 	fs.IntVar(&c.Partitions, "partitions", 8, "partitions of the topic")
 	fs.DurationVar(&c.CommitInterval, "commit-interval", 2*time.Second, "bronze's --commit-interval, Spark's trigger and the Connect sink's commit interval")
-	contenders := fs.String("contenders", "bronze,spark,connect", "comma-separated: bronze, spark, connect, flink")
+	contenders := fs.String("contenders", "bronze,spark,connect", "comma-separated: bronze, spark, connect, flink, native")
 	fs.DurationVar(&c.FlinkBundleTime, "flink-bundle-time", 0, "the flink contender's --flink-max-bundle-time (default: runners/flink.go's)")
 	fs.IntVar(&c.Repeat, "repeat", 1, "runs of each contender, interleaved")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Minute, "longest a contender may take until every row is visible")
@@ -123,10 +126,15 @@ func parseArgs(args []string) (Config, error) {
 	for _, name := range strings.Split(*contenders, ",") {
 		name = strings.TrimSpace(name)
 		if _, ok := contenderByName[name]; !ok {
-			return Config{}, fmt.Errorf("--contenders: unknown %q; want bronze, spark, connect or flink", name)
+			return Config{}, fmt.Errorf("--contenders: unknown %q; want bronze, spark, connect, flink or native", name)
 		}
-		if name == "flink" && c.Freshness {
-			return Config{}, fmt.Errorf("--contenders: flink runs a bounded backlog only, not with --freshness")
+		if (name == "flink" || name == "native") && c.Freshness {
+			return Config{}, fmt.Errorf("--contenders: %s runs a bounded backlog only, not with --freshness", name)
+		}
+		if name == "native" && c.Timestamps != "utc" {
+			// Flink's JSON format reads ISO-8601 times in UTC only ("Z"):
+			// the job would fail on the first +02:00.
+			return Config{}, fmt.Errorf("--contenders: native needs --timestamps=utc (Flink's json format reads no UTC offset)")
 		}
 		c.Contenders = append(c.Contenders, name)
 	}

@@ -82,11 +82,14 @@ type Result struct {
 	Rows      int64 `json:"rows"`
 	Snapshots int   `json:"snapshots"`
 	DataFiles int64 `json:"data_files"`
-	// ExitSeconds is from launch until a bounded contender (flink) exited
-	// on its own; FlinkJobSeconds is its Flink job's duration by Flink's
-	// REST API (flink.go).
+	// ExitSeconds is from launch until a bounded contender (flink, native)
+	// exited on its own; FlinkJobSeconds is its Flink job's duration by
+	// Flink's REST API (flink.go).
 	ExitSeconds     float64 `json:"exit_s,omitempty"`
 	FlinkJobSeconds float64 `json:"flink_job_s,omitempty"`
+	// FlinkJobState is the run's Flink job's last state on the REST API:
+	// FINISHED for a bounded job that ended well.
+	FlinkJobState string `json:"flink_job_state,omitempty"`
 	// FlinkReadSubtasks is, per subtask of the Flink job's read stage,
 	// how many partitions it read (its input records on the REST API):
 	// one each when the partitions are spread (kafkaio.Spread).
@@ -193,7 +196,7 @@ func (e *env) setUp(ctx context.Context) error {
 			if _, err := cmdtest.Script(e.root, nil, "connect", "install"); err != nil {
 				return err
 			}
-		case "flink":
+		case "flink", "native":
 			if err := e.setUpFlink(); err != nil {
 				return err
 			}
@@ -316,7 +319,8 @@ var contenderByName = map[string]contender{
 		_, err := cmdtest.Script(r.root, nil, "connect", "prepare", "--brokers", brokers, "--group", r.name, "--table", r.table)
 		return err
 	}, connectHealth, false, nil, nil},
-	"flink": flinkContender, // flink.go
+	"flink":  flinkContender,  // flink.go
+	"native": nativeContender, // native.go
 }
 
 // newTrial makes the directory and names the tables of one run of c (the
@@ -548,13 +552,17 @@ func firstLines(s string, n int) string {
 
 // servicePIDs are the processes of Kafka, MinIO and PostgreSQL, from the
 // services' pid files.
-func (e *env) servicePIDs() []int {
+func (e *env) servicePIDs() []int { return pidsOf([]string{"kafka", "minio", "postgres"}) }
+
+// pidsOf are the pids that the service scripts recorded for the services
+// named, in $HAADE_RUN/pids/NAME.pid; a service without one is left out.
+func pidsOf(names []string) []int {
 	dir := os.Getenv("HAADE_RUN")
 	if dir == "" {
 		dir = "/tmp/haade-services"
 	}
 	var pids []int
-	for _, s := range []string{"kafka", "minio", "postgres"} {
+	for _, s := range names {
 		b, err := os.ReadFile(filepath.Join(dir, "pids", s+".pid"))
 		if err != nil {
 			continue
@@ -574,10 +582,11 @@ func (e *env) versions() map[string]string {
 		v["haade"] = strings.TrimSpace(string(out))
 	}
 	pins := map[string][]string{
-		"kafka.sh":   {"KAFKA_VERSION"},
-		"minio.sh":   {"MINIO_VERSION"},
-		"python.sh":  {"PYSPARK_VERSION", "ICEBERG_VERSION"},
-		"connect.sh": {"CONNECT_VERSION", "ICEBERG_VERSION"},
+		"kafka.sh":       {"KAFKA_VERSION"},
+		"minio.sh":       {"MINIO_VERSION"},
+		"python.sh":      {"PYSPARK_VERSION", "ICEBERG_VERSION"},
+		"connect.sh":     {"CONNECT_VERSION", "ICEBERG_VERSION"},
+		"flinknative.sh": {"FLINK_VERSION", "ICEBERG_VERSION", "KAFKA_CONNECTOR_VERSION"},
 	}
 	for file, names := range pins {
 		b, err := os.ReadFile(filepath.Join(e.root, "testing/services", file))

@@ -2,17 +2,21 @@ package main
 
 import (
 	"bytes"
+	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/transforms/tables"
 )
 
 func TestParseArgsRejectsBadFlags(t *testing.T) {
@@ -23,6 +27,8 @@ func TestParseArgsRejectsBadFlags(t *testing.T) {
 		{[]string{"--events=0"}, "--events=0"},
 		{[]string{"--contenders=bronze,storm"}, `--contenders: unknown "storm"`},
 		{[]string{"--freshness", "--contenders=flink"}, "flink runs a bounded backlog only"},
+		{[]string{"--freshness", "--contenders=native"}, "native runs a bounded backlog only"},
+		{[]string{"--contenders=native", "--timestamps=mixed"}, "native needs --timestamps=utc"},
 		{[]string{"--flink-bundle-time=-1s"}, "--flink-bundle-time=-1s"},
 		{[]string{"--commit-interval=10ms"}, "--commit-interval=10ms"},
 		{[]string{"--namespace=a.b"}, "--namespace"},
@@ -53,6 +59,87 @@ func TestParseArgsRejectsBadFlags(t *testing.T) {
 	}
 	if _, ok := contenderByName["flink"]; !ok || !contenderByName["flink"].bounded {
 		t.Errorf("the flink contender is missing or not bounded")
+	}
+	c, err = parseArgs([]string{"--contenders=flink,native"})
+	if err != nil {
+		t.Fatalf("--contenders=flink,native: %v", err)
+	}
+	if diff := cmp.Diff([]string{"flink", "native"}, c.Contenders); diff != "" {
+		t.Errorf("contenders (-want +got):\n%s", diff)
+	}
+	if n, ok := contenderByName["native"]; !ok || !n.bounded || n.health == nil || n.prepare == nil {
+		t.Errorf("the native contender is missing, not bounded, or without its health check or table")
+	}
+	for _, name := range []string{"bronze", "flink", "native", "spark", "connect"} {
+		if labels[name] == "" || colorOf[name] == (color.RGBA{}) || !slices.Contains(contenderOrder, name) {
+			t.Errorf("contender %s has no label, colour or place in the table", name)
+		}
+	}
+}
+
+// TestNativeSQL checks the native contender's Flink SQL: the run's topic
+// read from its start to its end at the job's start, a checkpoint (so an
+// Iceberg commit) every commit interval, the partition count's
+// parallelism, the catalog bronze's is (JdbcCatalog "local" on the same
+// PostgreSQL, V1 layout, S3FileIO on MinIO), and an INSERT into the run's
+// table with bronze's columns, the client waiting for the job's end.
+func TestNativeSQL(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "minioadmin")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "miniosecret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	e := &env{cfg: Config{CommitInterval: 1500 * time.Millisecond, Partitions: 8}, topic: "sidebyside-abc123"}
+	r := trial{env: e, name: "sidebyside-native_abc123_1", table: "sidebyside.native_abc123_1", dir: t.TempDir()}
+	sql, err := nativeSQL(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"SET 'pipeline.name' = 'sidebysidenativeabc1231';",
+		"SET 'parallelism.default' = '8';",
+		"SET 'execution.checkpointing.interval' = '1500ms';",
+		"SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';",
+		"SET 'table.dml-sync' = 'true';",
+		"CREATE CATALOG `local` WITH (",
+		"'catalog-impl' = 'org.apache.iceberg.jdbc.JdbcCatalog'",
+		"'uri' = 'jdbc:postgresql://127.0.0.1:5432/lakehouse'",
+		"'jdbc.user' = 'haade'", "'jdbc.password' = 'haade'", "'jdbc.schema-version' = 'V1'",
+		"'warehouse' = 's3://warehouse/'", "'io-impl' = 'org.apache.iceberg.aws.s3.S3FileIO'",
+		"'s3.endpoint' = 'http://127.0.0.1:9000'", "'s3.access-key-id' = 'minioadmin'", "'s3.secret-access-key' = 'miniosecret'",
+		"'topic' = 'sidebyside-abc123'", "'properties.bootstrap.servers' = '127.0.0.1:9092'",
+		"'scan.startup.mode' = 'earliest-offset'", "'scan.bounded.mode' = 'latest-offset'",
+		"'format' = 'json'", "'json.timestamp-format.standard' = 'ISO-8601'", "'json.ignore-parse-errors' = 'false'",
+		"kafka_partition INT METADATA FROM 'partition' VIRTUAL", "kafka_offset BIGINT METADATA FROM 'offset' VIRTUAL",
+		"INSERT INTO `local`.`sidebyside`.`native_abc123_1`",
+		"CURRENT_TIMESTAMP, kafka_topic, kafka_partition, kafka_offset, kafka_timestamp, kafka_timestamp_type\nFROM kafka_events;",
+	} {
+		if !strings.Contains(sql, want) {
+			t.Errorf("the script lacks %q:\n%s", want, sql)
+		}
+	}
+	// Every column of the INSERT is one of bronze's.
+	cols, err := rows.SchemaOf(tables.Bronze.Row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, insert, _ := strings.Cut(sql, "INSERT INTO")
+	list := insert[strings.Index(insert, "(")+1 : strings.Index(insert, ")")]
+	for _, c := range strings.Split(list, ",") {
+		c = strings.Trim(strings.TrimSpace(c), "`")
+		if _, ok := cols.FindFieldByName(c); !ok {
+			t.Errorf("the INSERT writes %q, which bronze's table has not", c)
+		}
+	}
+	// A quote in a value would end the string it is in.
+	e.topic = "it's"
+	if _, err := nativeSQL(r); err == nil || !strings.Contains(err.Error(), "quote") {
+		t.Errorf("a topic with a quote gave %v, want an error", err)
+	}
+	cmd, err := nativeCommand(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(cmd.Args, " "); !strings.HasSuffix(args, "testing/services/flinknative.sh sql-client -f "+filepath.Join(r.dir, "native.sql")) {
+		t.Errorf("native command %q: want flinknative.sh sql-client -f the run's script", args)
 	}
 }
 

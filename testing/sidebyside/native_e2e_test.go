@@ -1,0 +1,88 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/haade/haade/testing/cmdtest"
+)
+
+// TestNativeContenderE2E runs the native contender alone on a 100k-event
+// backlog, on real Kafka, MinIO, PostgreSQL and the standalone Flink 1.19
+// cluster that the flink contender uses (started through testing/services
+// with Iceberg's jars on its class path, as the harness does): Flink SQL
+// through Flink's SQL client, Iceberg's own Flink sink into a table of
+// bronze's schema. Every offset of the topic must be in the table exactly
+// once (runOne checks the count and every (partition, offset), through the
+// same reader as bronze's table), the SQL client must exit 0 on its own,
+// and the Flink job must have FINISHED with a duration on the REST API. CPU
+// and RSS must cover the SQL client's and the cluster's JVMs.
+//
+// Skipped when Flink or Iceberg's Flink jars are not installed
+// (flinkcluster.sh install, flinknative.sh install: PyPI and Maven Central
+// once).
+//
+//	go test -tags e2e -run TestNativeContenderE2E ./testing/sidebyside/
+func TestNativeContenderE2E(t *testing.T) {
+	cache := os.Getenv("HAADE_CACHE")
+	if cache == "" {
+		cache = filepath.Join(os.Getenv("HOME"), ".cache/haade")
+	}
+	for _, f := range []string{"flink/dist-1.19.0/.complete", "flink/beam-2.62.0-flink-1.19.0/.complete"} {
+		if _, err := os.Stat(filepath.Join(cache, f)); err != nil {
+			t.Skipf("Flink is not installed (no %s): run testing/services/flinkcluster.sh install", filepath.Join(cache, f))
+		}
+	}
+	root, err := cmdtest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("bash", filepath.Join(root, "testing/services/flinknative.sh"), "status").Run(); err != nil {
+		t.Skip("Iceberg's Flink jars are not installed: run testing/services/flinknative.sh install")
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Skip("no java on PATH: the Flink cluster needs Java 11 or 17")
+	}
+	cfg, err := parseArgs([]string{"--events=100000", "--contenders=native", "--repeat=1", "--timeout=8m",
+		"--namespace=nativesbs_e2e", "--out=", "--chart="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	rep, err := measure(ctx, cfg, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 {
+		t.Fatalf("%d results, want 1", len(rep.Results))
+	}
+	r := rep.Results[0]
+	t.Logf("native: all %d rows after %.1f s (first after %.1f s), exit after %.1f s, Flink job %.1f s; %.1f CPU s, peak RSS %d MiB, %d snapshots",
+		r.Rows, r.VisibleSeconds, r.FirstVisibleSeconds, r.ExitSeconds, r.FlinkJobSeconds, r.CPUSeconds, r.PeakRSSBytes>>20, r.Snapshots)
+	if r.Contender != "native" || r.Rows != 100_000 {
+		t.Errorf("result %+v: want native with 100000 rows", r)
+	}
+	if r.VisibleSeconds <= 0 || r.ExitSeconds < r.VisibleSeconds || r.FirstVisibleSeconds > r.VisibleSeconds {
+		t.Errorf("first %.1f s, all %.1f s, exit %.1f s: want 0 < first <= all <= exit", r.FirstVisibleSeconds, r.VisibleSeconds, r.ExitSeconds)
+	}
+	if r.FlinkJobState != "FINISHED" {
+		t.Errorf("Flink job state %q on the REST API, want FINISHED", r.FlinkJobState)
+	}
+	if r.FlinkJobSeconds <= 0 || r.FlinkJobSeconds > r.ExitSeconds {
+		t.Errorf("Flink job %.1f s, exit %.1f s: want the FINISHED job's duration from the REST API, within the run", r.FlinkJobSeconds, r.ExitSeconds)
+	}
+	if r.Snapshots < 1 {
+		t.Errorf("%d snapshots: want Iceberg's commits", r.Snapshots)
+	}
+	// The SQL client's JVM and three cluster JVMs at a few hundred MiB each.
+	if r.PeakRSSBytes < 1<<30 || r.CPUSeconds <= 0 {
+		t.Errorf("peak RSS %d MiB, CPU %.1f s: want the SQL client's and the cluster's JVMs' (over 1 GiB)", r.PeakRSSBytes>>20, r.CPUSeconds)
+	}
+}
