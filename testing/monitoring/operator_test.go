@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haade/haade/testing/cmdtest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -46,7 +47,7 @@ var operatorCRDs = []string{"prometheuses", "podmonitors", "servicemonitors", "p
 //  5. the operator logged no error and no missing permission.
 func TestOperatorReconcilesHaade(t *testing.T) {
 	operator := cachedBinary(t, "HAADE_PROMETHEUS_OPERATOR", "operator-v0.85.0", "operator")
-	root := repoRoot(t)
+	root := cmdtest.MustRepoRoot(t)
 	script := filepath.Join(root, "testing", "cluster", "apiserver.sh")
 	run := t.TempDir()
 	env := append(os.Environ(), "HAADE_RUN="+run,

@@ -22,6 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/haade/haade/io/kafkaio/embedded"
+	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/parse"
 	sampleevents "github.com/haade/haade/transforms/sample"
@@ -63,7 +64,7 @@ func TestPrometheusScrapesBronze(t *testing.T) {
 	// bronze, built from this tree.
 	bronzeBin := filepath.Join(dir, "bronze")
 	build := exec.Command("go", "build", "-o", bronzeBin, "./pipelines/bronze")
-	build.Dir = repoRoot(t)
+	build.Dir = cmdtest.MustRepoRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./pipelines/bronze: %v\n%s", err, out)
 	}
@@ -289,15 +290,6 @@ func prometheusBinary(t *testing.T) string {
 	return cachedBinary(t, "HAADE_PROMETHEUS", "prometheus-"+promVersion, "prometheus")
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // writeRules writes the rule groups of k8s/monitoring's PrometheusRules as
 // one plain Prometheus rules file, as the operator hands them to Prometheus.
 func writeRules(t *testing.T, path string) {
@@ -306,7 +298,7 @@ func writeRules(t *testing.T, path string) {
 		Groups []any `yaml:"groups"`
 	}
 	for _, f := range []string{"prometheusrule.yaml", "flink-prometheusrule.yaml"} {
-		b, err := os.ReadFile(filepath.Join(repoRoot(t), "k8s", "monitoring", f))
+		b, err := os.ReadFile(filepath.Join(cmdtest.MustRepoRoot(t), "k8s", "monitoring", f))
 		if err != nil {
 			t.Fatal(err)
 		}

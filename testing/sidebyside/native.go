@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/runners"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -167,17 +166,7 @@ func nativePrepare(r trial) error {
 	if err := os.WriteFile(filepath.Join(r.dir, "native.sql"), []byte(sql), 0o600); err != nil {
 		return err
 	}
-	name, rest := flinkJobName(r), r.flink.rest
-	r.after = append(r.after, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if jobs, err := runners.CancelFlinkJobs(ctx, rest, name); err != nil {
-			logf("cancelling Flink job %s: %v", name, err)
-		} else if len(jobs) > 0 {
-			logf("cancelled %d Flink job(s) of %s left running", len(jobs), name)
-		}
-	})
-	return nil
+	return flinkPrepare(r) // no Flink job of the run outlives it
 }
 
 // nativeCommand runs the script in Flink's SQL client. The script ends in
