@@ -12,6 +12,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/haade/haade/internal/secret"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/transforms/tables"
 )
@@ -119,7 +120,7 @@ type nativeParams struct {
 func nativeSQL(r trial) (string, error) {
 	u, err := url.Parse(catalogURI)
 	if err != nil || u.User == nil {
-		return "", fmt.Errorf("catalog URI %q: want postgres://user:password@host/db", catalogURI)
+		return "", fmt.Errorf("catalog URI %q: want postgres://user:password@host/db", secret.RedactURI(catalogURI))
 	}
 	pw, _ := u.User.Password()
 	ns, table, ok := strings.Cut(r.table, ".")
