@@ -350,7 +350,6 @@ func (p Pipeline[C]) Run(args []string, getenv func(string) string, stdout, stde
 		if !replanned.Load() || signalled.Load() {
 			break
 		}
-		stop.RunAgain() // the stop was ours, not the process's
 		slog.Info("running again, planned anew", "pipeline", p.Name)
 	}
 	if p.Summary != nil {

@@ -11,12 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"     // registers "flink"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"     // registers "prism"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal" // registers "universal"
+	"github.com/haade/haade/internal/stop"
 )
 
 // ErrRunner is returned for an unknown runner or a runner without the
@@ -88,5 +90,15 @@ func RunWith(ctx context.Context, runner string, p *beam.Pipeline, opts Options)
 		return runFlink(ctx, p, FlinkOptions{Unbounded: opts.Unbounded, MaxBundleTime: *MaxBundleTimeFlag, NoStagedJars: *FlinkClusterClasspathFlag}, opts)
 	}
 	defer privateTemp()()
-	return beam.Run(ctx, beamName(runner), p)
+	res, err := beam.Run(ctx, beamName(runner), p)
+	if err == nil {
+		// The run's sinks make durable what they had not yet recorded
+		// (internal/stop.AtEnd), if a clean stop ended it. Nothing is lost
+		// if they cannot: the next run reads again from the offsets the
+		// tables recorded, and the tables skip what they hold.
+		if err := stop.End(ctx); err != nil {
+			slog.Warn("the offsets of the last windows without rows were not recorded; the next run reads them again", "err", err)
+		}
+	}
+	return res, err
 }

@@ -2,11 +2,12 @@
 // process. It answers one runner behaviour: Prism runs a job's workers in
 // the process that submits it, and cancelling the context of that job
 // crashes the process. So a clean stop is process-wide state instead, which
-// the io packages consult and the harness (runners.Stop) sets: the sinks
-// see that the process is stopping (Stopping) and make their last offsets
-// durable, and the sources constructed before the stop (Stopped) claim the
-// rest of their restrictions, so the last windows commit and the run
-// returns. On Flink a stop cancels the job, and none of this is read.
+// the io packages consult and the harness (runners.Stop) sets: the sources
+// constructed before the stop (Stopped) claim the rest of their
+// restrictions, so the last windows commit and the run returns; then the
+// harness calls End, and the sinks make durable what they had not yet
+// recorded (AtEnd). On Flink a stop cancels the job, and none of this is
+// read.
 //
 // The package imports nothing of the module, so that the harness and the
 // io packages can both import it and the harness links only the io
@@ -15,6 +16,11 @@
 package stop
 
 import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -22,31 +28,19 @@ import (
 var (
 	// before is the time of the last Now, in unix nanoseconds; 0: never.
 	before atomic.Int64
-	// stopping is set by Now and cleared by RunAgain.
-	stopping atomic.Bool
+
+	// ends holds the functions that AtEnd registered, by key.
+	ends = struct {
+		sync.Mutex
+		m map[string]func(context.Context) error
+	}{m: map[string]func(context.Context) error{}}
 )
 
-// Now stops the pipelines of this process cleanly, in this order: first
-// the sinks are told that the process is stopping (Stopping), then every
-// source constructed until now stops at its current position (Stopped).
-// What the sources did not read is not lost: the tables' offsets say where
-// the next run starts. Sources constructed after Now are not affected.
-func Now() {
-	stopping.Store(true)
-	before.Store(time.Now().UnixNano())
-}
-
-// Stopping reports whether the process is stopping cleanly: Now was called
-// and RunAgain was not called since. A committer then records the offsets
-// of every window without rows at once, instead of at most once per
-// progress interval, so that a dead-letter table (which seldom has rows)
-// does not keep offsets up to a minute old for the next start.
-func Stopping() bool { return stopping.Load() }
-
-// RunAgain undoes Stopping, for a process that runs a pipeline again
-// after a clean stop of the previous one (bronze, when its topic gained
-// partitions). Sources constructed before the stop stay stopped.
-func RunAgain() { stopping.Store(false) }
+// Now stops the pipelines of this process cleanly: every source
+// constructed until now stops at its current position (Stopped). What the
+// sources did not read is not lost: the tables' offsets say where the next
+// run starts. Sources constructed after Now are not affected.
+func Now() { before.Store(time.Now().UnixNano()) }
 
 // Stopped reports whether a source constructed at constructed (unix
 // nanoseconds, time.Now().UnixNano() when the transform was built) must
@@ -54,6 +48,38 @@ func RunAgain() { stopping.Store(false) }
 func Stopped(constructed int64) bool { return constructed <= before.Load() }
 
 // Requested reports whether Now was ever called in this process: a bounded
-// read may then have ended before the end it planned. RunAgain does not
-// change it.
+// read may then have ended before the end it planned.
 func Requested() bool { return before.Load() != 0 }
+
+// AtEnd registers f, under key, for End: what a sink does once the run
+// that a clean stop ended has returned. A committer records there the
+// offsets of the last windows it processed without rows for its table,
+// which it records at most once per progress interval while it runs, so
+// that a table that seldom has rows (dead letters) does not keep offsets up
+// to an interval old for the next start. A later AtEnd with the same key
+// replaces f.
+func AtEnd(key string, f func(context.Context) error) {
+	ends.Lock()
+	defer ends.Unlock()
+	ends.m[key] = f
+}
+
+// End is called by the harness when an in-process run has returned
+// without error. If a stop was requested in this process (Requested), it
+// calls the functions registered with AtEnd, in key order, and returns
+// their errors joined; either way it forgets them, so the next run
+// registers its own.
+func End(ctx context.Context) error {
+	ends.Lock()
+	m := ends.m
+	ends.m = map[string]func(context.Context) error{}
+	ends.Unlock()
+	if !Requested() {
+		return nil
+	}
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		errs = append(errs, m[k](ctx))
+	}
+	return errors.Join(errs...)
+}

@@ -1,22 +1,31 @@
 package stop
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // reset restores the process's stop state when the test ends: other tests
 // of the package expect a process that was never stopped.
 func reset(t *testing.T) {
 	t.Helper()
-	b, s := before.Load(), stopping.Load()
-	t.Cleanup(func() { before.Store(b); stopping.Store(s) })
+	b := before.Load()
+	t.Cleanup(func() {
+		before.Store(b)
+		ends.Lock()
+		ends.m = map[string]func(context.Context) error{}
+		ends.Unlock()
+	})
 }
 
 func TestNow(t *testing.T) {
 	reset(t)
-	if Requested() || Stopping() {
-		t.Fatalf("before any stop: Requested %v, Stopping %v, want false, false", Requested(), Stopping())
+	if Requested() {
+		t.Fatal("Requested before any stop")
 	}
 	constructed := time.Now().UnixNano()
 	if Stopped(constructed) {
@@ -31,7 +40,6 @@ func TestNow(t *testing.T) {
 	}{
 		{"a source constructed before Now is stopped", Stopped(constructed), true},
 		{"a source constructed after Now is not stopped", Stopped(after), false},
-		{"Stopping after Now", Stopping(), true},
 		{"Requested after Now", Requested(), true},
 	}
 	for _, tt := range tests {
@@ -43,21 +51,50 @@ func TestNow(t *testing.T) {
 	}
 }
 
-// A process that runs a pipeline again after a clean stop (bronze, when
-// partitions were added) is no longer stopping, but the sources of the
-// stopped run stay stopped, and the stop stays requested.
-func TestRunAgain(t *testing.T) {
+// record registers, under key, a function that appends key to *calls and
+// returns err.
+func record(calls *[]string, key string, err error) {
+	AtEnd(key, func(context.Context) error {
+		*calls = append(*calls, key)
+		return err
+	})
+}
+
+// After a stop, End calls what the run's sinks registered, once each, in
+// key order, the last registration of a key replacing the earlier ones,
+// and reports every error.
+func TestEndAfterStop(t *testing.T) {
 	reset(t)
-	constructed := time.Now().UnixNano()
+	var calls []string
+	failed := errors.New("catalog unreachable")
+	record(&calls, "b", nil)
+	record(&calls, "a", failed)
+	AtEnd("b", func(context.Context) error { t.Error("a replaced registration was called"); return nil })
+	record(&calls, "b", nil)
 	Now()
-	RunAgain()
-	if Stopping() {
-		t.Error("Stopping after RunAgain")
+	if err := End(context.Background()); !errors.Is(err, failed) {
+		t.Errorf("End = %v, want %v", err, failed)
 	}
-	if !Stopped(constructed) {
-		t.Error("a source constructed before the stop runs again after RunAgain")
+	if diff := cmp.Diff([]string{"a", "b"}, calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	if !Requested() {
-		t.Error("RunAgain forgot that a stop was requested")
+	calls = nil
+	if err := End(context.Background()); err != nil || len(calls) > 0 {
+		t.Errorf("a second End: %v, calls %v; want nil and none", err, calls)
+	}
+}
+
+// A run that no stop ended records nothing at its end, and does not leave
+// its registrations to the next run.
+func TestEndWithoutStop(t *testing.T) {
+	reset(t)
+	var calls []string
+	record(&calls, "a", nil)
+	if err := End(context.Background()); err != nil || len(calls) > 0 {
+		t.Errorf("End without a stop: %v, calls %v; want nil and none", err, calls)
+	}
+	Now()
+	if err := End(context.Background()); err != nil || len(calls) > 0 {
+		t.Errorf("End after a stop, of a registration an earlier End forgot: %v, calls %v", err, calls)
 	}
 }

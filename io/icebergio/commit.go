@@ -12,7 +12,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/codec"
 	"github.com/apache/iceberg-go/table"
-	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/transforms/offsets"
 )
 
@@ -198,7 +197,7 @@ func (c *committer) process(ctx context.Context, pending []FileSet, running offs
 		res.Offsets = running.String()
 		done = append(done, res)
 		commits.WithLabelValues(c.ident, res.Outcome).Inc()
-		if res.Outcome == "empty" && running.Ahead(committed) && (time.Since(durableAt) >= c.progressInterval() || stop.Stopping()) {
+		if res.Outcome == "empty" && running.Ahead(committed) && time.Since(durableAt) >= c.progressInterval() {
 			if err := c.recordProgress(ctx, running); err != nil {
 				return pending, running, done, err
 			}

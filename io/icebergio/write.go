@@ -15,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/haade/haade/internal/inject"
+	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/tables"
 )
@@ -311,6 +312,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key st
 	}
 	rest, running, done, err := f.c.process(ctx, pending, running)
 	m.pending, m.running = append([]FileSet(nil), rest...), running.Clone()
+	stop.AtEnd("iceberg "+f.Ident+" "+f.Run+" "+key, f.recordAtEnd(m))
 	for _, c := range done {
 		emit(c)
 	}
@@ -331,6 +333,31 @@ func (f *commitFn) ProcessElement(ctx context.Context, sp state.Provider, key st
 		}
 	}
 	return f.Running.Write(sp, running.Encode())
+}
+
+// recordAtEnd returns what the committer does once the run that a clean
+// stop ended has returned (internal/stop.AtEnd): record in the table's
+// progress the running offsets that m, the key's mirror, holds. Windows
+// without rows for the table advance them without a commit, and are
+// recorded at most once per progress interval while the run goes on; this
+// records the last of them, so the next run starts where this one stopped.
+// It opens its own catalog: the DoFn's may be torn down by then.
+func (f *commitFn) recordAtEnd(m *memState) func(context.Context) error {
+	return func(ctx context.Context) error {
+		m.Lock()
+		running := m.running.Clone()
+		m.Unlock()
+		if len(running) == 0 {
+			return nil
+		}
+		cat, err := f.Catalog.OpenExisting(ctx)
+		if err != nil {
+			return err
+		}
+		defer CloseCatalog(cat)
+		c := &committer{cat: cat, open: f.Catalog.Open, ident: f.Ident, pipeline: f.Pipeline, ids: f.TopicIDs}
+		return c.recordProgress(ctx, running)
+	}
 }
 
 func (f *commitFn) Teardown() {

@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/haade/haade/internal/flagenv"
-	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/runners"
@@ -211,9 +210,6 @@ func TestSilverStreaming(t *testing.T) {
 	waitRows(2)
 	l.bronze(ev("bloomberg", "Third", ts3), ev("reuters", "First", ts1)) // one new, one duplicate
 	waitRows(3)
-	// Later tests run pipelines in this process again, as a replanned
-	// bronze does.
-	t.Cleanup(stop.RunAgain)
 	runners.Stop()
 	select {
 	case err := <-done:
