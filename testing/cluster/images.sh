@@ -150,8 +150,20 @@ build_haade() {
 	# The HAADE image, from the project's own Dockerfile. GOPROXY lets the
 	# module download read this machine's module cache first.
 	log "building localhost/haade:dev from the Dockerfile"
-	local t0=$SECONDS mods
+	local t0=$SECONDS mods gocache
 	mods=$(go env GOMODCACHE)/cache/download
+	# The Dockerfile's build cache (RUN --mount=type=cache,target=/root/.cache/go-build) is,
+	# for podman's buildah, the folder buildah-cache-UID/root/.cache/go-build under $TMPDIR
+	# (else /var/tmp). It is made a link to this machine's Go build cache: the image's build
+	# then reuses the packages that every build of its kind here compiled (cmdtest.Static: no
+	# cgo, -trimpath; the toolchain is this machine's, copied into localhost/haade-golang),
+	# and they reuse the image's, instead of compiling the whole tree once more.
+	gocache="${TMPDIR:-/var/tmp}/buildah-cache-$(id -u)/root/.cache/go-build"
+	if [[ ! -L "$gocache" ]]; then
+		rm -rf "$gocache"
+		mkdir -p "$(dirname "$gocache")"
+		ln -s "$(go env GOCACHE)" "$gocache"
+	fi
 	nice -n 10 podman build "${BUILD_FLAGS[@]}" "${CERTS[@]}" -v "$mods:/hostmods:ro" \
 		--build-arg GO_IMAGE=localhost/haade-golang:dev \
 		--build-arg RUNTIME_IMAGE=localhost/haade-static:dev \

@@ -87,6 +87,15 @@ func (b Builder) Build(dir string, pkgs ...string) ([]string, error) {
 	return bins, nil
 }
 
+// Static is the build the Dockerfile runs: static linux binaries without
+// cgo, with -trimpath, and without DWARF (-ldflags=-w). Flink's workers run
+// such a binary. Every build of this kind shares its compiled packages in
+// the Go build cache with the others and with the image's build
+// (testing/cluster/images.sh gives podman's build this machine's cache),
+// where builds that differ in one flag compile the whole dependency tree
+// again (minutes on two cores).
+var Static = Builder{Flags: []string{"-trimpath", "-ldflags=-w"}, Env: []string{"CGO_ENABLED=0"}}
+
 // Build is Builder{}.Build: plain go build of each package into dir.
 func Build(dir string, pkgs ...string) ([]string, error) { return Builder{}.Build(dir, pkgs...) }
 

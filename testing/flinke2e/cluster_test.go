@@ -474,8 +474,11 @@ func standalone(t *testing.T, root, s3Endpoint, dir string, start time.Time) (sv
 	if err != nil {
 		t.Fatalf("flinkcluster.sh env: %v", err)
 	}
-	// The worker binary: static.
-	bins, err := (cmdtest.Builder{Nice: 10, Env: []string{"CGO_ENABLED=0"}}).Build(dir, filepath.Join(root, "pipelines/bronze"))
+	// The worker binary: static, as the Dockerfile builds it (its packages
+	// are those the image's build and the side-by-side harness compile).
+	b := cmdtest.Static
+	b.Nice = 10
+	bins, err := b.Build(dir, filepath.Join(root, "pipelines/bronze"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,8 @@ build_mkbucket() {
 	fi
 	log "building mkbucket"
 	mkdir -p "$(dirname "$MKBUCKET_BIN")"
-	(cd "$REPO_ROOT" && GOTOOLCHAIN=local CGO_ENABLED=0 "${NICE[@]}" go build -o "$MKBUCKET_BIN" ./pipelines/mkbucket) ||
+	# As the Dockerfile builds it (cmdtest.Static), so the two share their compiled packages.
+	(cd "$REPO_ROOT" && GOTOOLCHAIN=local CGO_ENABLED=0 "${NICE[@]}" go build -trimpath -ldflags=-w -o "$MKBUCKET_BIN" ./pipelines/mkbucket) ||
 		die "building ./pipelines/mkbucket failed"
 	echo "$stamp" >"$stamp_file"
 }

@@ -81,8 +81,7 @@ func (e *env) setUpFlink() error {
 		// Built as the Dockerfile builds it (-trimpath, -ldflags=-w: no
 		// DWARF), since each TaskManager stages this binary for its worker.
 		logf("building pipelines/bronze static, as the Dockerfile does (the Flink worker binary)")
-		b := cmdtest.Builder{Flags: []string{"-trimpath", "-ldflags=-w"}, Env: []string{"CGO_ENABLED=0"}}
-		bins, err := b.Build(filepath.Join(e.dir, "flink"), filepath.Join(e.root, "pipelines/bronze"))
+		bins, err := cmdtest.Static.Build(filepath.Join(e.dir, "flink"), filepath.Join(e.root, "pipelines/bronze"))
 		if err != nil {
 			return fmt.Errorf("static: %w", err)
 		}
