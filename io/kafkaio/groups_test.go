@@ -1,6 +1,7 @@
 package kafkaio
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -91,6 +92,19 @@ func TestReadRefusesOverlappingGroups(t *testing.T) {
 			t.Errorf("checkGroups(%+v) = nil", gs)
 		}
 	}
+}
+
+// TestReadRefusesASourceNotPlanned: a Source made by hand has no validated
+// Config, and Read says so at construction.
+func TestReadRefusesASourceNotPlanned(t *testing.T) {
+	defer func() {
+		err, _ := recover().(error)
+		if !errors.Is(err, ErrConfig) {
+			t.Errorf("Read panicked with %v, want ErrConfig", err)
+		}
+	}()
+	_, s := beam.NewPipelineWithRoot()
+	Read(s, &Source{Groups: []Group{{ID: 0, Parts: []Partition{{ID: 0, End: 5}}}}})
 }
 
 // TestReadManyPartitionsInFewGroups reads 64 partitions with 4 readers on

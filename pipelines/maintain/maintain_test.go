@@ -81,7 +81,7 @@ func (e *env) round(n int) error {
 		return err
 	}
 	evs.Interval, dead.Interval = time.Second, time.Second
-	kt, err := kafkaio.Open(ctx, e.kcfg, 20*time.Second)
+	kt, err := kafkaio.Open(ctx, e.kcfg, kafkaio.DefaultTimeout)
 	if err != nil {
 		return err
 	}

@@ -178,7 +178,7 @@ func runsPer(rs []result) string {
 // logPartitions returns the partitions of kc.Topic, each with the range a
 // bounded first run reads: from its earliest offset to its end.
 func logPartitions(ctx context.Context, kc kafkaio.Config) ([]kafkaio.Partition, error) {
-	topic, err := kafkaio.Open(ctx, kc, 20*time.Second)
+	topic, err := kafkaio.Open(ctx, kc, kafkaio.DefaultTimeout)
 	if err != nil {
 		return nil, err
 	}

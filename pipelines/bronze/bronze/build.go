@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/iceberg-go/catalog"
@@ -32,7 +31,7 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	if err := cfg.Catalog.Check(ctx); err != nil {
 		return nil, CatalogError(err)
 	}
-	topic, err := kafkaio.Open(ctx, cfg.Kafka, 20*time.Second)
+	topic, err := kafkaio.Open(ctx, cfg.Kafka, kafkaio.DefaultTimeout)
 	if err != nil {
 		return nil, brokersError(cfg, err)
 	}
