@@ -27,7 +27,7 @@ func TestRefusalsSayNotAuthorized(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	base := Config{Brokers: c.ListenAddrs(), Topic: topic, SASLMechanism: "PLAIN", SASLUser: "reader", SASLPassword: "reader-pw"}
-	if _, err := Plan(context.Background(), base, nil, Earliest, true, 10*time.Second); err != nil {
+	if _, err := planOnce(context.Background(), base, PlanOpts{Bounded: true}, 10*time.Second); err != nil {
 		t.Fatalf("the reader on its own topic: %v", err)
 	}
 	for _, tc := range []struct {
@@ -40,7 +40,7 @@ func TestRefusalsSayNotAuthorized(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg(base)
 			start := time.Now()
-			_, err := Plan(context.Background(), cfg, nil, Earliest, true, 10*time.Second)
+			_, err := planOnce(context.Background(), cfg, PlanOpts{Bounded: true}, 10*time.Second)
 			if !errors.Is(err, ErrNotAuthorized) || errors.Is(err, ErrUnreachable) {
 				t.Fatalf("err = %v, want ErrNotAuthorized and not ErrUnreachable", err)
 			}

@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/plugin/kslog"
 )
 
-// Config configures Read. It is serialised into the pipeline, so every
-// field is plain data.
+// Config configures Open and the Read it plans. It is serialised into the
+// pipeline, so every field is plain data.
 type Config struct {
 	// Brokers are the bootstrap servers. Required.
 	Brokers []string

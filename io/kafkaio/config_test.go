@@ -198,12 +198,12 @@ func TestClientOptionsConnect(t *testing.T) {
 			t.Setenv(EnvSASLPassword, "")
 			cfg := tc.cfg
 			cfg.Topic = topic
-			parts, err := Plan(context.Background(), cfg, nil, Earliest, true, 3*time.Second)
-			if tc.connect && (err != nil || len(parts) != 2) {
-				t.Fatalf("Plan = %v, %v; want 2 partitions", parts, err)
+			src, err := planOnce(context.Background(), cfg, PlanOpts{Bounded: true}, 3*time.Second)
+			if tc.connect && (err != nil || len(src.Partitions) != 2) {
+				t.Fatalf("Plan = %+v, %v; want 2 partitions", src, err)
 			}
 			if !tc.connect && err == nil {
-				t.Fatalf("Plan = %v; want an error", parts)
+				t.Fatalf("Plan = %+v; want an error", src)
 			}
 		})
 	}

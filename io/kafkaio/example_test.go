@@ -33,17 +33,23 @@ func Example() {
 		panic(err)
 	}
 
-	cfg := kafkaio.Config{Brokers: k.Brokers(), Topic: "events"}
-	parts, err := kafkaio.Plan(ctx, cfg, nil, kafkaio.Earliest, true, 10*time.Second)
+	// Plan the read: the topic's partitions, from their earliest offsets
+	// (no offsets committed yet) to their ends of this moment.
+	topic, err := kafkaio.Open(ctx, kafkaio.Config{Brokers: k.Brokers(), Topic: "events"}, 10*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	defer topic.Close()
+	src, err := topic.Plan(ctx, kafkaio.PlanOpts{Bounded: true})
 	if err != nil {
 		panic(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	batches := kafkaio.Read(s, cfg, kafkaio.Groups(parts, kafkaio.DefaultReaders))
+	batches := kafkaio.Read(s, src)
 	passert.Equals(s, stats.Sum(s, beam.ParDo(s, recordsIn, batches)), len(values))
 	if err := ptest.Run(p); err != nil {
 		panic(err)
 	}
-	fmt.Printf("read %d records from %d partitions\n", len(values), len(parts))
+	fmt.Printf("read %d records from %d partitions\n", len(values), len(src.Partitions))
 	// Output: read 3 records from 2 partitions
 }

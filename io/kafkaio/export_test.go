@@ -1,6 +1,7 @@
 package kafkaio
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -73,4 +74,15 @@ func (c *fakeClock) timers() (waits []time.Duration, fired int) {
 	waits, fired = c.waits, c.fired
 	c.waits, c.fired = nil, 0
 	return waits, fired
+}
+
+// planOnce opens cfg's topic, plans its read with o and closes the topic,
+// as a pipeline does.
+func planOnce(ctx context.Context, cfg Config, o PlanOpts, timeout time.Duration) (*Source, error) {
+	t, err := Open(ctx, cfg, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	return t.Plan(ctx, o)
 }

@@ -2,7 +2,7 @@ package kafkaio
 
 import "slices"
 
-// DefaultReaders is the number of groups Groups deals partitions into
+// DefaultReaders is the number of groups Plan deals partitions into
 // when it is given none: 8, the partition count at which one client per
 // partition was measured to read as fast as the machine parses.
 const DefaultReaders = 8
@@ -24,16 +24,16 @@ type Group struct {
 	Parts []Partition
 	// Spread changes the element's encoding, and nothing else, so that a
 	// runner that keys the read by its element spreads the groups over
-	// its subtasks (see Spread).
+	// its subtasks (Plan sets it: see spread).
 	Spread int32
 }
 
-// Groups deals parts into at most readers groups (DefaultReaders when
+// deal deals parts into at most readers groups (DefaultReaders when
 // readers <= 0), round robin in partition order, so that group sizes
 // differ by at most one. A topic with fewer partitions than readers gets
 // one group per partition. It returns the groups in ID order, each with its
 // partitions in ID order.
-func Groups(parts []Partition, readers int) []Group {
+func deal(parts []Partition, readers int) []Group {
 	if readers <= 0 {
 		readers = DefaultReaders
 	}

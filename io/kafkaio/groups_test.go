@@ -1,6 +1,7 @@
 package kafkaio
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -47,9 +48,9 @@ func TestGroups(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Groups(tc.parts, tc.readers)
+			got := deal(tc.parts, tc.readers)
 			if diff := cmp.Diff(tc.want, ids(got)); diff != "" {
-				t.Errorf("Groups (-want +got):\n%s", diff)
+				t.Errorf("deal (-want +got):\n%s", diff)
 			}
 			// Every partition once, with its range.
 			in := map[int32]Partition{}
@@ -74,7 +75,7 @@ func TestGroups(t *testing.T) {
 		for i := range 1024 {
 			ps = append(ps, Partition{ID: int32(i), End: 10})
 		}
-		for _, g := range Groups(ps, 8) {
+		for _, g := range deal(ps, 8) {
 			if len(g.Parts) != 128 {
 				t.Errorf("group %d has %d partitions, want 128", g.ID, len(g.Parts))
 			}
@@ -93,6 +94,19 @@ func TestReadRefusesOverlappingGroups(t *testing.T) {
 	}
 }
 
+// TestReadRefusesASourceNotPlanned: a Source made by hand has no validated
+// Config, and Read says so at construction.
+func TestReadRefusesASourceNotPlanned(t *testing.T) {
+	defer func() {
+		err, _ := recover().(error)
+		if !errors.Is(err, ErrConfig) {
+			t.Errorf("Read panicked with %v, want ErrConfig", err)
+		}
+	}()
+	_, s := beam.NewPipelineWithRoot()
+	Read(s, &Source{Groups: []Group{{ID: 0, Parts: []Partition{{ID: 0, End: 5}}}}})
+}
+
 // TestReadManyPartitionsInFewGroups reads 64 partitions with 4 readers on
 // Prism: every record exactly once, in batches of one partition that tile
 // each partition's range, with batches cut at BatchSize.
@@ -107,13 +121,13 @@ func TestReadManyPartitionsInFewGroups(t *testing.T) {
 	counts[5], counts[40] = 0, 0 // and two empty partitions
 	want := produce(t, cl, "g", counts)
 	parts := plan(t, cfg, nil, Earliest, true)
-	groups := Groups(parts, 4)
+	groups := deal(parts, 4)
 	if len(groups) != 4 {
 		t.Fatalf("%d groups, want 4", len(groups))
 	}
 
 	p, s := beam.NewPipelineWithRoot()
-	batches := Read(s, cfg, groups)
+	batches := read(s, cfg, groups)
 	passert.EqualsList(s, beam.ParDo(s, recordValues, batches), want)
 	passert.Empty(s, tiling(s, parts, batches))
 	passert.Empty(s, beam.ParDo(s, &oversizeFn{Max: cfg.BatchSize}, batches))

@@ -73,7 +73,7 @@ func TestClientMetrics(t *testing.T) {
 		for run := 0; run < 2; run++ {
 			parts := plan(t, cfg, nil, Earliest, true)
 			p, s := beam.NewPipelineWithRoot()
-			passert.EqualsList(s, beam.ParDo(s, recordValues, Read(s, cfg, Groups(parts, DefaultReaders))), want)
+			passert.EqualsList(s, beam.ParDo(s, recordValues, read(s, cfg, deal(parts, DefaultReaders))), want)
 			if err := runWithin(t, p, 60*time.Second); err != nil {
 				t.Fatal(err)
 			}

@@ -120,11 +120,24 @@ func endOffsets(t *testing.T, cfg Config) map[int32]int64 {
 	return out
 }
 
+// open opens cfg's topic, closed when the test ends.
+func open(t *testing.T, cfg Config) *Topic {
+	t.Helper()
+	tp, err := Open(context.Background(), cfg, 10*time.Second)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(tp.Close)
+	return tp
+}
+
+// plan lists the partitions of cfg's topic with their ranges, as Plan does
+// before it applies its rules and deals them into groups.
 func plan(t *testing.T, cfg Config, committed map[int32]int64, policy StartPolicy, bounded bool) []Partition {
 	t.Helper()
-	parts, err := Plan(context.Background(), cfg, committed, policy, bounded, 10*time.Second)
+	parts, err := open(t, cfg).partitions(context.Background(), committed, policy, bounded)
 	if err != nil {
-		t.Fatalf("Plan: %v", err)
+		t.Fatalf("partitions: %v", err)
 	}
 	return parts
 }

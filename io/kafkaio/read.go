@@ -26,25 +26,29 @@ func init() {
 	register.Emitter1[Group]()
 }
 
-// Read reads the partitions of cfg.Topic, in the groups given (see Groups
-// and Spread), each partition from its range (see Plan), and returns
+// Read reads the topic of src, planned by Topic.Plan, and returns
 // PCollection<offsets.Batch>: each batch holds records of one partition,
-// and a partition's batches tile its range in order. Element timestamps
-// are ingestion time. The read is unbounded unless every partition has an
-// end.
+// and a partition's batches tile its range in src in order. Element
+// timestamps are ingestion time. The read is unbounded unless every
+// partition has an end.
 //
-// Each group is one element, read by one franz-go client, with one
+// Each group of src is one element, read by one franz-go client, with one
 // restriction that holds an offset range per partition. A call reads for
-// at most cfg.CallDuration, then self-checkpoints; the runner splits only
-// at the current position of every partition.
-func Read(s beam.Scope, cfg Config, groups []Group) beam.PCollection {
+// at most Config.CallDuration, then self-checkpoints; the runner splits
+// only at the current position of every partition.
+func Read(s beam.Scope, src *Source) beam.PCollection {
 	s = s.Scope("kafkaio.Read")
-	if err := cfg.Validate(); err != nil {
+	if src.cfg.Topic == "" {
+		panic(fmt.Errorf("%w: kafkaio.Read of a Source that Topic.Plan did not make", ErrConfig))
+	}
+	if err := checkGroups(src.Groups); err != nil {
 		panic(err)
 	}
-	if err := checkGroups(groups); err != nil {
-		panic(err)
-	}
+	return read(s, src.cfg, src.Groups)
+}
+
+// read wires the read of groups of cfg.Topic; cfg is valid.
+func read(s beam.Scope, cfg Config, groups []Group) beam.PCollection {
 	cfg.exportPassword() // the DoFn carries none
 	now := time.Now().UnixNano()
 	id := fmt.Sprintf("%s@%d", cfg.Topic, now)

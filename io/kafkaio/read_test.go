@@ -55,7 +55,7 @@ func TestReadSkewedPartitionsDropsNothing(t *testing.T) {
 
 			name := uniqueName(t)
 			p, s := beam.NewPipelineWithRoot()
-			batches := Read(s, cfg, Groups(parts, tc.readers))
+			batches := read(s, cfg, deal(parts, tc.readers))
 			counts := beam.ParDo(s, &countFn{Name: name + "/read"}, batches)
 			windowed := beam.WindowInto(s, window.NewFixedWindows(200*time.Millisecond), counts)
 			perWindow := beam.ParDo(s, sumGroup, beam.GroupByKey(s, windowed))
@@ -156,7 +156,7 @@ func TestReadTransactionalGaps(t *testing.T) {
 				}
 			}
 			p, s := beam.NewPipelineWithRoot()
-			batches := Read(s, cfg, Groups(parts, DefaultReaders))
+			batches := read(s, cfg, deal(parts, DefaultReaders))
 			passert.EqualsList(s, beam.ParDo(s, recordValues, batches), tc.want)
 			passert.Empty(s, tiling(s, parts, batches))
 			if err := runWithin(t, p, 60*time.Second); err != nil {
@@ -181,7 +181,7 @@ func TestReadBoundedEnds(t *testing.T) {
 	produce(t, cl, "after", map[int32]int{0: 7, 1: 3, 2: 4, 3: 1})
 
 	p, s := beam.NewPipelineWithRoot()
-	batches := Read(s, cfg, Groups(parts, DefaultReaders))
+	batches := read(s, cfg, deal(parts, DefaultReaders))
 	passert.EqualsList(s, beam.ParDo(s, recordValues, batches), want)
 	passert.Empty(s, tiling(s, parts, batches))
 	if err := runWithin(t, p, 60*time.Second); err != nil {
@@ -191,7 +191,7 @@ func TestReadBoundedEnds(t *testing.T) {
 	t.Run("only empty partitions", func(t *testing.T) {
 		parts := []Partition{{ID: 1, Start: 3, End: 3}, {ID: 3, Start: 1, End: 1}}
 		p, s := beam.NewPipelineWithRoot()
-		batches := Read(s, cfg, Groups(parts, DefaultReaders))
+		batches := read(s, cfg, deal(parts, DefaultReaders))
 		passert.Empty(s, batches)
 		if err := runWithin(t, p, 60*time.Second); err != nil {
 			t.Fatal(err)
@@ -212,7 +212,7 @@ func TestReadOffsetOutOfRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, s := beam.NewPipelineWithRoot()
-	Read(s, cfg, Groups(parts, DefaultReaders))
+	read(s, cfg, deal(parts, DefaultReaders))
 	err := runWithin(t, p, 60*time.Second)
 	if err == nil || !strings.Contains(err.Error(), ErrOffsetOutOfRange.Error()) {
 		t.Fatalf("run = %v, want %v", err, ErrOffsetOutOfRange)
@@ -230,7 +230,7 @@ func TestStop(t *testing.T) {
 
 	name := uniqueName(t)
 	p, s := beam.NewPipelineWithRoot()
-	batches := Read(s, cfg, Groups(parts, DefaultReaders))
+	batches := read(s, cfg, deal(parts, DefaultReaders))
 	counts := beam.ParDo(s, &countFn{Name: name + "/read"}, batches)
 	windowed := beam.WindowInto(s, window.NewFixedWindows(200*time.Millisecond), counts)
 	perWindow := beam.ParDo(s, sumGroup, beam.GroupByKey(s, windowed))

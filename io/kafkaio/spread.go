@@ -10,7 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 )
 
-// Spread sets each group's Spread so that a runner that keys the read by
+// spread sets each group's Spread so that a runner that keys the read by
 // its element places the groups evenly over parallelism subtasks, and
 // returns the groups. Bronze's Flink parallelism is the number of groups,
 // so each subtask reads one group.
@@ -25,14 +25,14 @@ import (
 // at a half or a third of the rate, and the job takes as long as its most
 // loaded subtask.
 //
-// Spread picks, for each group in turn, the smallest Spread whose key
+// spread picks, for each group in turn, the smallest Spread whose key
 // lands on a least loaded subtask under both key hashes of Beam's Flink
 // runner: the key's java.nio.ByteBuffer hash code (Beam 2.62, the job
 // server of the test cluster) and the first four bytes of its
 // murmur3_128 hash (FlinkKey, in later releases). Flink's default maximum
 // parallelism is assumed (the pipelines do not set one). Other runners do
-// not key by the element, and Spread changes nothing for them but a field.
-func Spread(groups []Group, parallelism int) []Group {
+// not key by the element, and spread changes nothing for them but a field.
+func spread(groups []Group, parallelism int) []Group {
 	if parallelism <= 1 || len(groups) <= 1 {
 		return groups
 	}

@@ -64,9 +64,9 @@ func TestSpread(t *testing.T) {
 		for i := range c.parts {
 			parts = append(parts, Partition{ID: int32(i), Start: int64(i) * 1000, End: 62500 + int64(i)})
 		}
-		groups := Groups(parts, c.groups)
-		got := Spread(groups, c.parallelism)
-		if !cmp.Equal(Spread(groups, c.parallelism), got) {
+		groups := deal(parts, c.groups)
+		got := spread(groups, c.parallelism)
+		if !cmp.Equal(spread(groups, c.parallelism), got) {
 			t.Errorf("%+v: Spread is not deterministic", c)
 		}
 		maxLoad := (c.groups + c.parallelism - 1) / c.parallelism
@@ -94,7 +94,7 @@ func TestSpread(t *testing.T) {
 		}
 	}
 	one := []Group{{ID: 0, Parts: []Partition{{ID: 0, End: 5}}}}
-	if got := Spread(one, 8); !cmp.Equal(got, one) {
+	if got := spread(one, 8); !cmp.Equal(got, one) {
 		t.Errorf("one group: %+v", got)
 	}
 }

@@ -32,7 +32,7 @@ func WatchPartitions(ctx context.Context, cfg Config, known []Partition, interva
 			return
 		case <-t.C:
 		}
-		parts, err := Plan(ctx, cfg, nil, Earliest, true, interval)
+		parts, err := listPartitions(ctx, cfg, interval)
 		if err != nil {
 			slog.Debug("watching partitions", "topic", cfg.Topic, "err", err)
 			continue
@@ -49,4 +49,15 @@ func WatchPartitions(ctx context.Context, cfg Config, known []Partition, interva
 			return
 		}
 	}
+}
+
+// listPartitions lists the partitions of cfg.Topic, each from its earliest
+// to its end offset, through an admin client of its own.
+func listPartitions(ctx context.Context, cfg Config, timeout time.Duration) ([]Partition, error) {
+	t, err := Open(ctx, cfg, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	return t.partitions(ctx, nil, Earliest, true)
 }

@@ -9,7 +9,7 @@ import (
 
 // Element timestamps are ingestion time, so a group's watermark is the
 // time before which it will emit nothing more: the time its last call ended.
-// (Each element of the read is a Group of partitions; see Groups.)
+// (Each element of the read is a Group of partitions; see Group.)
 //
 // Prism v2.77 sets a stage's watermark from the residual of whichever SDF
 // bundle finished last, with no minimum across elements (docs/DESIGN.md, "Runners"). A

@@ -81,18 +81,19 @@ func (e *env) round(n int) error {
 		return err
 	}
 	evs.Interval, dead.Interval = time.Second, time.Second
-	parts, err := kafkaio.Plan(ctx, e.kcfg, offsets.Min(evs.Committed, dead.Committed)[topic], kafkaio.Earliest, true, 20*time.Second)
+	kt, err := kafkaio.Open(ctx, e.kcfg, kafkaio.DefaultTimeout)
 	if err != nil {
 		return err
 	}
-	start := offsets.Offsets{}
-	for _, p := range parts {
-		start.Set(topic, p.ID, p.Start)
+	defer kt.Close()
+	src, err := kt.Plan(ctx, kafkaio.PlanOpts{Committed: []offsets.Offsets{evs.Committed, dead.Committed}, Bounded: true})
+	if err != nil {
+		return err
 	}
 	p, s := beam.NewPipelineWithRoot()
-	good, bad := parse.Events(s, kafkaio.Read(s, e.kcfg, kafkaio.Groups(parts, kafkaio.DefaultReaders)))
-	icebergio.Write(s, evs, start, enrich.IngestedAt(s, good))
-	icebergio.Write(s, dead, start, enrich.IngestedAt(s, bad))
+	good, bad := parse.Events(s, kafkaio.Read(s, src))
+	icebergio.Write(s, evs, src.Start, enrich.IngestedAt(s, good))
+	icebergio.Write(s, dead, src.Start, enrich.IngestedAt(s, bad))
 	_, err = runners.Run(ctx, "direct", p)
 	return err
 }

@@ -16,8 +16,8 @@ import (
 const beamPipeline = "benchmark-beam"
 
 // runBeam runs the bronze pipeline as pipelines/bronze builds it
-// (bronze.Build: the topic id, the plan, the spread, Kafka, parse, enrich,
-// Iceberg), in bounded mode, on --runner=direct (Prism, in process). The
+// (bronze.Build: the topic, the tables, the plan of the read, Kafka, parse,
+// enrich, Iceberg), in bounded mode, on --runner=direct (Prism, in process). The
 // tables are checked after the clock stops (check).
 func runBeam(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig, interval time.Duration, readers int) error {
 	cfg := bronze.Config{

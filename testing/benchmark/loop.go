@@ -42,7 +42,7 @@ func runLoop(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig,
 	if err != nil {
 		return err
 	}
-	parts, err := kafkaio.Plan(ctx, kc, nil, kafkaio.Earliest, true, 20*time.Second)
+	parts, err := logPartitions(ctx, kc)
 	if err != nil {
 		return err
 	}

@@ -433,7 +433,7 @@ func check(ctx context.Context, r *result, kc kafkaio.Config, cc icebergio.Catal
 	if r.Mode == "beam" {
 		pipeline = beamPipeline
 	}
-	parts, err := kafkaio.Plan(ctx, kc, nil, kafkaio.Earliest, true, 20*time.Second)
+	parts, err := logPartitions(ctx, kc)
 	if err != nil {
 		return err
 	}

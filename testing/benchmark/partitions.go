@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/testing/stats"
 	"github.com/haade/haade/transforms/parse"
@@ -172,4 +173,19 @@ func runsPer(rs []result) string {
 		return fmt.Sprint(ns[0])
 	}
 	return strings.Trim(fmt.Sprint(ns), "[]")
+}
+
+// logPartitions returns the partitions of kc.Topic, each with the range a
+// bounded first run reads: from its earliest offset to its end.
+func logPartitions(ctx context.Context, kc kafkaio.Config) ([]kafkaio.Partition, error) {
+	topic, err := kafkaio.Open(ctx, kc, kafkaio.DefaultTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer topic.Close()
+	src, err := topic.Plan(ctx, kafkaio.PlanOpts{Bounded: true})
+	if err != nil {
+		return nil, err
+	}
+	return src.Partitions, nil
 }

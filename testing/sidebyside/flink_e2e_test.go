@@ -71,7 +71,7 @@ func TestFlinkContenderE2E(t *testing.T) {
 	if r.FlinkJobSeconds <= 0 || r.FlinkJobSeconds > r.ExitSeconds {
 		t.Errorf("Flink job %.1f s, exit %.1f s: want the job's duration from the REST API, within the run", r.FlinkJobSeconds, r.ExitSeconds)
 	}
-	// kafkaio.Spread: each of the 8 partitions is read by a subtask of its
+	// The groups' Spread (Topic.Plan): each of the 8 partitions is read by a subtask of its
 	// own (parallelism 8), not two by one and none by another.
 	if want := []int{1, 1, 1, 1, 1, 1, 1, 1}; !slices.Equal(r.FlinkReadSubtasks, want) {
 		t.Errorf("partitions read per subtask of the read stage = %v, want %v", r.FlinkReadSubtasks, want)

@@ -92,7 +92,7 @@ type Result struct {
 	FlinkJobState string `json:"flink_job_state,omitempty"`
 	// FlinkReadSubtasks is, per subtask of the Flink job's read stage,
 	// how many partitions it read (its input records on the REST API):
-	// one each when the partitions are spread (kafkaio.Spread).
+	// one each when the groups are spread (kafkaio's Topic.Plan).
 	FlinkReadSubtasks []int `json:"flink_read_subtasks,omitempty"`
 }
 

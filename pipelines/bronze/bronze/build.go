@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/iceberg-go/catalog"
@@ -18,16 +16,13 @@ import (
 	"github.com/haade/haade/transforms/tables"
 )
 
-// Plan is what Build found out before wiring: the partitions and where
-// each one starts, and the groups they are read in.
+// Plan is what Build found out before wiring: the planned Kafka read (its
+// partitions and where each one starts and, bounded, ends, and the groups
+// they are read in) and the two tables.
 type Plan struct {
-	Partitions []kafkaio.Partition
-	Groups     []kafkaio.Group
+	*kafkaio.Source
 	Events     *icebergio.Sink
 	DeadLetter *icebergio.Sink
-	// Start and End are the offsets the read starts at and, for a
-	// bounded read, ends at.
-	Start, End offsets.Offsets
 }
 
 // Build prepares the tables, plans the Kafka read from their offsets, and
@@ -36,11 +31,12 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	if err := cfg.Catalog.Check(ctx); err != nil {
 		return nil, CatalogError(err)
 	}
-	id, err := kafkaio.TopicID(ctx, cfg.Kafka, 20*time.Second)
+	topic, err := kafkaio.Open(ctx, cfg.Kafka, kafkaio.DefaultTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("--brokers=%s: %w", strings.Join(cfg.Kafka.Brokers, ","), err)
+		return nil, brokersError(cfg, err)
 	}
-	opts := []icebergio.Option{icebergio.Topics(icebergio.TopicIDs{cfg.Kafka.Topic: id}), icebergio.Every(cfg.CommitInterval)}
+	defer topic.Close()
+	opts := []icebergio.Option{icebergio.Topics(icebergio.TopicIDs{cfg.Kafka.Topic: topic.ID()}), icebergio.Every(cfg.CommitInterval)}
 	if cfg.Bounded {
 		opts = append(opts, icebergio.Bounded())
 	}
@@ -58,49 +54,46 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 		return nil, fmt.Errorf("%w: --pipeline-id=%s: %s or %s is already fed from --topic=%s by another writer, pipeline id %s; two pipeline ids store every record twice: use --pipeline-id=%s, other tables, or --allow-second-pipeline-id",
 			ErrSecondPipeline, cfg.Pipeline, cfg.Table, cfg.DLQTable, cfg.Kafka.Topic, strings.Join(slices.Compact(others), ","), others[0])
 	}
-	recreated := len(events.Recreated)+len(dead.Recreated) > 0
-	if recreated && cfg.OnRecreated != "earliest" {
-		// The offsets the tables hold belong to a topic of the same name
-		// that was deleted: starting from them would skip the new topic's
-		// first records in silence.
-		return nil, fmt.Errorf("%w: --topic=%s was deleted and created again (its id is now %s) since %s and %s recorded its offsets; to read the new topic from its start, pass --on-topic-recreated=earliest (the rows of the old topic stay in the tables)",
-			ErrRecreated, cfg.Kafka.Topic, id, cfg.Table, cfg.DLQTable)
-	}
-
-	// Resume from the smallest offsets the two tables hold; each writer
-	// drops what its own table already has.
-	committed := offsets.Min(events.Committed, dead.Committed)[cfg.Kafka.Topic]
 	policy := cfg.Start
-	if recreated || len(events.Committed[cfg.Kafka.Topic])+len(dead.Committed[cfg.Kafka.Topic]) > 0 {
-		// This pipeline ran before: a partition missing from the offsets is
-		// new, and is read from its earliest offset so nothing in it is skipped.
-		policy = kafkaio.Earliest
-	}
-	parts, err := kafkaio.Plan(ctx, cfg.Kafka, committed, policy, cfg.Bounded, 20*time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("--brokers=%s: %w", strings.Join(cfg.Kafka.Brokers, ","), err)
-	}
-	start, end := offsets.Offsets{}, offsets.Offsets{}
-	for _, p := range parts {
-		start.Set(cfg.Kafka.Topic, p.ID, p.Start)
-		if p.End != math.MaxInt64 {
-			end.Set(cfg.Kafka.Topic, p.ID, p.End)
+	if len(events.Recreated)+len(dead.Recreated) > 0 {
+		if cfg.OnRecreated != "earliest" {
+			// The offsets the tables hold belong to a topic of the same
+			// name that was deleted: starting from them would skip the new
+			// topic's first records in silence.
+			return nil, fmt.Errorf("%w: --topic=%s was deleted and created again (its id is now %s) since %s and %s recorded its offsets; to read the new topic from its start, pass --on-topic-recreated=earliest (the rows of the old topic stay in the tables)",
+				ErrRecreated, cfg.Kafka.Topic, topic.ID(), cfg.Table, cfg.DLQTable)
 		}
+		policy = kafkaio.Earliest // the new topic, from its start
 	}
 
-	// At most --kafka-readers groups, each one element of the read with
-	// one client. On Flink each group's read is keyed by its element:
-	// spread them over the job's subtasks, one each when there are enough.
-	groups := kafkaio.Groups(parts, cfg.Readers)
-	parallelism, _ := cfg.FlinkParallelism(len(groups))
-	groups = kafkaio.Spread(groups, parallelism)
-	records := kafkaio.Read(s, cfg.Kafka, groups)
+	// Resume from the smallest offsets the two tables hold (each writer
+	// drops what its own table already has), in at most --kafka-readers
+	// groups, each one element of the read with one client. On Flink each
+	// group's read is keyed by its element: the groups are spread over the
+	// job's subtasks, one each when there are enough.
+	src, err := topic.Plan(ctx, kafkaio.PlanOpts{
+		Committed:   []offsets.Offsets{events.Committed, dead.Committed},
+		Policy:      policy,
+		Bounded:     cfg.Bounded,
+		Readers:     cfg.Readers,
+		Parallelism: func(groups int) int { p, _ := cfg.FlinkParallelism(groups); return p },
+	})
+	if err != nil {
+		return nil, brokersError(cfg, err)
+	}
+	records := kafkaio.Read(s, src)
 	good, bad := parseEvents(s, records, cfg.Registry)
 	good = enrich.IngestedAt(s, good)
 	bad = enrich.IngestedAt(s, bad)
-	icebergio.Write(s, events, start, good)
-	icebergio.Write(s, dead, start, bad)
-	return &Plan{Partitions: parts, Groups: groups, Events: events, DeadLetter: dead, Start: start, End: end}, nil
+	icebergio.Write(s, events, src.Start, good)
+	icebergio.Write(s, dead, src.Start, bad)
+	return &Plan{Source: src, Events: events, DeadLetter: dead}, nil
+}
+
+// brokersError names the flag of the brokers that an error of the Kafka
+// planning came from.
+func brokersError(cfg Config, err error) error {
+	return fmt.Errorf("--brokers=%s: %w", strings.Join(cfg.Kafka.Brokers, ","), err)
 }
 
 // ErrIncomplete is returned when a bounded run ends with offsets it read

@@ -34,7 +34,7 @@ type Config struct {
 	// Start is where partitions begin when the tables hold no offsets.
 	Start kafkaio.StartPolicy
 	// Readers is the most groups the topic's partitions are dealt into
-	// (kafkaio.Groups): each group is one element of the read, with one
+	// (kafkaio.PlanOpts.Readers): each group is one element of the read, with one
 	// Kafka client, and on Flink one subtask. Default 8.
 	Readers int
 	// Demo runs the embedded demo: an in-process Kafka, sample events, and
