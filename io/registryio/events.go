@@ -17,7 +17,7 @@ func init() {
 	register.DoFn4x1[context.Context, offsets.Batch, func(parse.EventBatch), func(parse.DeadLetterBatch), error](&registryEventsFn{})
 }
 
-// The dead-letter reason classes this file adds to those of parse.Reason.
+// The dead-letter reason classes this file adds to parse.DeadLetterReasons.
 const (
 	// ReasonSchema: the event violates its JSON Schema; the rest of the
 	// reason names the rule (JSON pointer, keyword, message).

@@ -23,7 +23,7 @@ import (
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/kafkatest"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -258,7 +258,7 @@ func head(s []string) []string {
 
 func badSet() map[string]bool {
 	m := map[string]bool{}
-	for _, b := range parse.MalformedCorpus {
+	for _, b := range event.MalformedCorpus {
 		m[string(b)] = true
 	}
 	m[""] = true // an empty value is not one JSON object
@@ -267,7 +267,7 @@ func badSet() map[string]bool {
 
 func sample(n int, seed uint64) [][]byte {
 	vals := kafkatest.Sample(n, seed, 0, nil)
-	vals = append(vals, parse.MalformedCorpus...)
+	vals = append(vals, event.MalformedCorpus...)
 	vals = append(vals, nil, []byte{}) // a tombstone and an empty value
 	return vals
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/pipelines/bronze/bronze"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	sampleevents "github.com/haade/haade/transforms/sample"
 )
 
@@ -29,7 +29,7 @@ func startDemo(ctx context.Context, cfg *bronze.Config, out io.Writer) (*demoKaf
 		return nil, err
 	}
 	seed := uint64(time.Now().UnixNano())
-	if err := embedded.Produce(ctx, c.Brokers(), cfg.Kafka.Topic, sampleevents.Sample(cfg.DemoEvents, seed, 0.01, parse.MalformedCorpus)); err != nil {
+	if err := embedded.Produce(ctx, c.Brokers(), cfg.Kafka.Topic, sampleevents.Sample(cfg.DemoEvents, seed, 0.01, event.MalformedCorpus)); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/haade/haade/transforms/enrich"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -68,7 +69,7 @@ func (e *env) round(n int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	e.seed++
-	if _, err := kafkatest.ProduceSample(ctx, e.kafka.Brokers(), topic, n, e.seed, 0.1, parse.MalformedCorpus); err != nil {
+	if _, err := kafkatest.ProduceSample(ctx, e.kafka.Brokers(), topic, n, e.seed, 0.1, event.MalformedCorpus); err != nil {
 		return err
 	}
 	day := []tables.PartitionField{{Column: "ingested_at", Transform: "day"}}

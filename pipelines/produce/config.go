@@ -21,7 +21,7 @@ type Config struct {
 	// Count is how many events to send; 0 sends until SIGINT or SIGTERM.
 	Count int64
 	// BadRatio is the fraction of events replaced by malformed values from
-	// parse.MalformedCorpus, in [0, 1].
+	// event.MalformedCorpus, in [0, 1].
 	BadRatio float64
 	// Seed makes the events deterministic (their times aside).
 	Seed uint64
@@ -50,7 +50,7 @@ func flags(fs *flag.FlagSet) func() (Config, error) {
 	kafka := kafkaio.ClientFlags(fs, "comma-separated Kafka bootstrap servers (required)")
 	rate := fs.Float64("rate", 0, "events per second; 0 sends as fast as possible")
 	count := fs.Int64("count", 0, "events to send; 0 sends until SIGINT or SIGTERM")
-	bad := fs.Float64("bad-ratio", 0, "fraction of events that are malformed (from parse.MalformedCorpus), 0..1")
+	bad := fs.Float64("bad-ratio", 0, "fraction of events that are malformed (from transforms/parse/event.MalformedCorpus), 0..1")
 	seed := fs.Uint64("seed", 1, "random seed of the events")
 	create := fs.Int("partitions-create", 0, "create the topic with N partitions if it is missing; 0 never creates it")
 	rf := fs.Int("replication-factor", -1, "replication factor of a topic that --partitions-create makes; -1 is the brokers' default")

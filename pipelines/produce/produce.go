@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/registryio"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/haade/haade/transforms/sample"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -47,7 +47,7 @@ func (r Report) String() string {
 // A schemaID > 0 prefixes every value with its wire-format header.
 func produce(stop <-chan struct{}, cl *kgo.Client, cfg Config, schemaID int) Report {
 	topic := cfg.Kafka.Topic
-	gen := sample.NewGenerator(cfg.Seed, cfg.BadRatio, parse.MalformedCorpus)
+	gen := sample.NewGenerator(cfg.Seed, cfg.BadRatio, event.MalformedCorpus)
 	gen.Clock = sample.LiveClock
 	produceTargetRate.WithLabelValues(topic).Set(cfg.Rate)
 	valid := producedRecords.WithLabelValues(topic, "valid")

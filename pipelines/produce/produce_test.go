@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/testing/kafkatest"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -83,9 +83,9 @@ func consume(t *testing.T, brokers []string, topic string, want int) []*kgo.Reco
 	return out
 }
 
-// isMalformed reports whether v is one of parse.MalformedCorpus.
+// isMalformed reports whether v is one of event.MalformedCorpus.
 func isMalformed(v []byte) bool {
-	for _, m := range parse.MalformedCorpus {
+	for _, m := range event.MalformedCorpus {
 		if bytes.Equal(v, m) {
 			return true
 		}
@@ -113,7 +113,7 @@ func TestProduceCount(t *testing.T) {
 	for _, rec := range recs {
 		total += int64(len(rec.Value))
 		parts[rec.Partition]++
-		f, err := parse.ParseEvent(rec.Value)
+		f, err := event.Parse(rec.Value)
 		if err != nil {
 			t.Fatalf("event %q does not parse: %v", rec.Value, err)
 		}
@@ -147,10 +147,10 @@ func TestProduceBadRatio(t *testing.T) {
 	for _, rec := range consume(t, brokers, topic, n) {
 		if isMalformed(rec.Value) {
 			bad++
-			if _, err := parse.ParseEvent(rec.Value); err == nil {
+			if _, err := event.Parse(rec.Value); err == nil {
 				t.Errorf("malformed value %q parses", rec.Value)
 			}
-		} else if _, err := parse.ParseEvent(rec.Value); err != nil {
+		} else if _, err := event.Parse(rec.Value); err != nil {
 			t.Errorf("valid value %q does not parse: %v", rec.Value, err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/haade/haade/io/registryio"
 	"github.com/haade/haade/testing/kafkatest"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
 )
 
@@ -77,7 +77,7 @@ func TestProduceWireFormat(t *testing.T) {
 		if err != nil || !wire || id != s.ID {
 			t.Fatalf("value %q: id %d wire %v err %v; want the wire format with id %d", rec.Value, id, wire, err, s.ID)
 		}
-		if _, err := parse.ParseEvent(payload); err != nil {
+		if _, err := event.Parse(payload); err != nil {
 			t.Fatalf("payload %q does not parse: %v", payload, err)
 		}
 	}

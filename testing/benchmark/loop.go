@@ -23,7 +23,7 @@ import (
 const loopPipeline = "benchmark-loop"
 
 // runLoop is the yardstick without Beam: goroutines consumers, each reading
-// its share of the partitions with franz-go, parsing with parse.ParseEvent
+// its share of the partitions with franz-go, parsing with parse.Row
 // into the rows bronze writes (tables.BronzeEvent, tables.DeadLetter), turning each
 // chunk of rows into Arrow with rows.RowBuilder (Write's appender) and
 // writing it as zstd Parquet with table.WriteRecords; then one commit per

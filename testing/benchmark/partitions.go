@@ -11,7 +11,7 @@ import (
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/testing/stats"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -72,12 +72,12 @@ func ensureTopic(ctx context.Context, cfg Config, n int) (string, time.Duration,
 
 // produceSample produces --events sample events to topic, about
 // --bad-ratio of them malformed (kafkatest.Sample, with
-// parse.MalformedCorpus), round robin over the partitions, in chunks so
+// event.MalformedCorpus), round robin over the partitions, in chunks so
 // that the generated values never all sit in memory.
 func produceSample(ctx context.Context, addrs []string, topic string, cfg Config) error {
 	for done, k := 0, uint64(0); done < cfg.Events; k++ {
 		m := min(preloadChunk, cfg.Events-done)
-		if err := kafkatest.Produce(ctx, addrs, topic, kafkatest.Sample(m, cfg.Seed+k, cfg.BadRatio, parse.MalformedCorpus)); err != nil {
+		if err := kafkatest.Produce(ctx, addrs, topic, kafkatest.Sample(m, cfg.Seed+k, cfg.BadRatio, event.MalformedCorpus)); err != nil {
 			return err
 		}
 		done += m

@@ -36,7 +36,7 @@ type broker struct {
 
 // startBroker starts a Kafka with the topic and preloads --events sample
 // events, about --bad-ratio of them malformed (kafkatest.Sample, with
-// parse.MalformedCorpus), round-robin over the partitions.
+// event.MalformedCorpus), round-robin over the partitions.
 func startBroker(ctx context.Context, cfg Config) (*broker, error) {
 	if cfg.BrokerProcess {
 		return startBrokerProcess(ctx, cfg)

@@ -17,7 +17,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/wait"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 )
 
 // The happy path: 200k events, the malformed corpus, the valid samples and
@@ -29,7 +29,7 @@ func TestHappyPath(t *testing.T) {
 	batch := func(lo, hi int) [][]byte {
 		var v [][]byte
 		for i := lo; i < hi; i++ {
-			v = append(v, event(i))
+			v = append(v, validEvent(i))
 		}
 		sent = append(sent, v...)
 		return v
@@ -38,7 +38,7 @@ func TestHappyPath(t *testing.T) {
 	// A committed transaction: its markers take offsets that hold no record.
 	e.produce(batch(100_000, 101_000), "-X", "transactional.id="+e.pipe, "-X", "transaction.timeout.ms=300000")
 	e.produce(batch(101_000, 200_000))
-	tail := append(append([][]byte{}, parse.ValidSamples...), parse.MalformedCorpus...)
+	tail := append(append([][]byte{}, event.ValidSamples...), event.MalformedCorpus...)
 	e.produce(tail)
 	sent = append(sent, tail...)
 	e.produceTombstone("tombstone")

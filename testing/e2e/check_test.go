@@ -23,7 +23,7 @@ import (
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/offsets"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -33,9 +33,9 @@ var (
 	baseTS  = time.Date(2026, 5, 19, 10, 0, 0, 0, time.UTC)
 )
 
-// event returns the i-th valid event: distinct for every i, with a mix of
+// validEvent returns the i-th valid event: distinct for every i, with a mix of
 // extra members, nulls, missing members, escapes and zone offsets.
-func event(i int) []byte {
+func validEvent(i int) []byte {
 	ts := baseTS.Add(time.Duration(i) * 37 * time.Millisecond)
 	src := sources[i%len(sources)]
 	title := fmt.Sprintf("%s #%d", titles[(i/7)%len(titles)], i)
@@ -61,16 +61,16 @@ func event(i int) []byte {
 // 250th value one of the malformed corpus.
 func streamEvent(i int) []byte {
 	if i%250 == 249 {
-		return parse.MalformedCorpus[(i/250)%len(parse.MalformedCorpus)]
+		return event.MalformedCorpus[(i/250)%len(event.MalformedCorpus)]
 	}
-	return event(i)
+	return validEvent(i)
 }
 
 // reasons maps each malformed value to the reason class its dead letter
 // must name.
 var reasons = func() map[string]string {
 	m := map[string]string{}
-	for _, c := range parse.MalformedCases {
+	for _, c := range event.MalformedCases {
 		m[string(c.Value)] = c.Reason
 	}
 	return m

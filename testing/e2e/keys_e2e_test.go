@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -43,10 +43,10 @@ func (e *env) produceKeyed(keys []string, values [][]byte, headers ...string) {
 func TestKeysAndHeaders(t *testing.T) {
 	e := newEnv(t, "keys", 2)
 	e.produceKeyed([]string{"debtor-1", "debtor-2", "debtor-3"},
-		[][]byte{event(0), parse.MalformedCorpus[0], event(1)},
+		[][]byte{validEvent(0), event.MalformedCorpus[0], validEvent(1)},
 		"trace=t-1", "trace=t-2", "origin=kcat")
 	e.produceTombstone("debtor-4")
-	e.produce([][]byte{event(2), event(3), parse.MalformedCorpus[1]})
+	e.produce([][]byte{validEvent(2), validEvent(3), event.MalformedCorpus[1]})
 
 	truth := e.consumeAll()
 	keyed, withHeaders := 0, 0
@@ -85,7 +85,7 @@ func TestLogAppendTime(t *testing.T) {
 	}
 	hourAgo := time.Now().Add(-time.Hour)
 	cl := mustClient(t, kgo.DefaultProduceTopic(e.topic))
-	for i, val := range [][]byte{event(0), event(1), parse.MalformedCorpus[0], event(2)} {
+	for i, val := range [][]byte{validEvent(0), validEvent(1), event.MalformedCorpus[0], validEvent(2)} {
 		r := &kgo.Record{Key: []byte(fmt.Sprint("k", i)), Value: val, Timestamp: hourAgo}
 		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
 			t.Fatalf("produce: %v", err)

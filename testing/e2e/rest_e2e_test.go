@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -43,10 +43,10 @@ func TestRESTCatalog(t *testing.T) {
 
 	var sent [][]byte
 	for i := range 6000 {
-		sent = append(sent, event(i))
+		sent = append(sent, validEvent(i))
 	}
 	e.produce(sent)
-	tail := append(append([][]byte{}, parse.ValidSamples...), parse.MalformedCorpus...)
+	tail := append(append([][]byte{}, event.ValidSamples...), event.MalformedCorpus...)
 	e.produce(tail)
 	sent = append(sent, tail...)
 	e.produceTombstone("tombstone")

@@ -23,7 +23,7 @@ import (
 	"github.com/haade/haade/testing/faults/kit"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/testing/wait"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -138,7 +138,7 @@ func randomID() string {
 // the parser's malformed corpus.
 func value(i int) []byte {
 	if i%100 == 99 {
-		return parse.MalformedCorpus[(i/100)%len(parse.MalformedCorpus)]
+		return event.MalformedCorpus[(i/100)%len(event.MalformedCorpus)]
 	}
 	return fmt.Appendf(nil, `{"source": "faults", "title": "fault #%d", "timestamp": "2026-05-19T10:%02d:%02dZ", "n": %d}`, i, (i/60)%60, i%60, i)
 }

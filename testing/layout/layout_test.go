@@ -1,7 +1,7 @@
 // Package layout holds the tests that keep the module's shape: imports
 // pointing one way (docs/DESIGN.md, "Packages and the direction of their
-// imports"), a short example pipeline, and tests that wait for events
-// instead of sleeping (sleep_test.go).
+// imports"), an event parser of plain Go, a short example pipeline, and
+// tests that wait for events instead of sleeping (sleep_test.go).
 package layout
 
 import (
@@ -19,32 +19,37 @@ import (
 
 const module = "github.com/haade/haade/"
 
+// goList runs go list with args and returns the lines it prints, blank
+// lines left out.
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, ee.Stderr)
+		}
+		t.Fatalf("go list %s: %v", strings.Join(args, " "), err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if sc.Text() != "" {
+			lines = append(lines, sc.Text())
+		}
+	}
+	return lines
+}
+
 // deps lists the packages that pkg imports, directly or not.
 func deps(t *testing.T, pkg string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", pkg).Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, ee.Stderr)
-		}
-		t.Fatalf("go list -deps %s: %v", pkg, err)
-	}
-	var ds []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		ds = append(ds, sc.Text())
-	}
-	return ds
+	return goList(t, "-deps", pkg)
 }
 
 // packages lists the module's packages under dir ("io", "pipelines").
 func packages(t *testing.T, dir string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", module+dir+"/...").Output()
-	if err != nil {
-		t.Fatalf("go list %s/...: %v", dir, err)
-	}
-	return strings.Fields(string(out))
+	return goList(t, module+dir+"/...")
 }
 
 func TestImportsPointOneWay(t *testing.T) {
@@ -128,6 +133,42 @@ func TestLightPackagesStayLight(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The event parser imports only the standard library, and its tests add
+// only go-cmp: CI fuzzes it (.ci/run, "fuzz the event parser briefly"), and
+// go test -fuzz instruments every package the test binary links. When the
+// parser was part of transforms/parse, whose tests link Beam, Prometheus's
+// client and HAADE's tables and offsets (about 600 packages outside the
+// standard library), the fuzz step spent about 4 minutes of a fresh machine
+// compiling them for 45 seconds of fuzzing.
+func TestEventParserIsPlainGo(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH: go list cannot run")
+	}
+	const pkg = module + "transforms/parse/event"
+	const notStandard = "{{if not .Standard}}{{.ImportPath}}{{end}}"
+	// outside lists the packages of go list -deps args that are neither the
+	// standard library nor pkg, nor allowed; go list prints a package after
+	// its own imports, so the last ones are those nearest pkg.
+	outside := func(allowed func(string) bool, args ...string) []string {
+		var out []string
+		for _, d := range goList(t, append([]string{"-deps", "-f", notStandard}, args...)...) {
+			d, _, _ = strings.Cut(d, " [") // "p [p.test]" is p compiled with its tests
+			if d != pkg && d != pkg+".test" && !allowed(d) {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	const why = "CI fuzzes it, and go test -fuzz instruments every package the test binary links"
+	if ds := outside(func(string) bool { return false }, pkg); len(ds) > 0 {
+		t.Errorf("transforms/parse/event links %d packages outside the standard library, the nearest %q: %s", len(ds), ds[max(0, len(ds)-3):], why)
+	}
+	goCmp := func(d string) bool { return strings.HasPrefix(d, "github.com/google/go-cmp/") }
+	if ds := outside(goCmp, "-test", pkg); len(ds) > 0 {
+		t.Errorf("the tests of transforms/parse/event link %d packages that are neither the standard library nor go-cmp, the nearest %q: %s", len(ds), ds[max(0, len(ds)-3):], why)
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 	"github.com/haade/haade/io/kafkaio/embedded"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/wait"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	sampleevents "github.com/haade/haade/transforms/sample"
 )
 
@@ -79,7 +79,7 @@ func TestPrometheusScrapesBronze(t *testing.T) {
 	produced := make(chan error, 1)
 	go func() {
 		for i := uint64(1); ; i++ {
-			if err := embedded.Produce(ctx, kafka.Brokers(), topic, sampleevents.Sample(200, i, 0.01, parse.MalformedCorpus)); err != nil {
+			if err := embedded.Produce(ctx, kafka.Brokers(), topic, sampleevents.Sample(200, i, 0.01, event.MalformedCorpus)); err != nil {
 				produced <- err
 				return
 			}

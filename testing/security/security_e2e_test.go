@@ -24,7 +24,7 @@ import (
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/faults/kit"
 	"github.com/haade/haade/testing/icebergtest"
-	"github.com/haade/haade/transforms/parse"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/minio/madmin-go/v3"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -142,7 +142,7 @@ func saslOpts(t *testing.T, e secEnv, user, pass string) []kgo.Opt {
 
 func value(i int) []byte {
 	if i%50 == 49 {
-		return parse.MalformedCorpus[(i/50)%len(parse.MalformedCorpus)]
+		return event.MalformedCorpus[(i/50)%len(event.MalformedCorpus)]
 	}
 	return fmt.Appendf(nil, `{"source": "sec", "title": "least privilege #%d", "timestamp": "2026-05-19T10:00:%02dZ"}`, i, i%60)
 }

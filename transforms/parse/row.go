@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/parse/event"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -17,10 +18,10 @@ const TombstoneReason = Tombstone + ": the record has no value (null)"
 
 // DeadLetterReasons lists every reason a dead letter of bronze's can carry
 // at the start of its error column (see SplitError): the parser's
-// (Reasons), and Tombstone. io/registryio adds its own two reasons with
+// (event.Reasons), and Tombstone. io/registryio adds its own two reasons with
 // --schema-registry.
 func DeadLetterReasons() []string {
-	return append(Reasons(), Tombstone)
+	return append(event.Reasons(), Tombstone)
 }
 
 // SplitError splits a dead letter's error column, "REASON: DETAIL", into
@@ -57,9 +58,9 @@ func Row(topic string, partition int32, rec *offsets.Record, value []byte) (tabl
 	if rec.Null {
 		return tables.BronzeEvent{}, DeadLetterOf(topic, partition, rec, TombstoneReason), false
 	}
-	f, err := ParseEvent(value)
+	f, err := event.Parse(value)
 	if err != nil {
-		return tables.BronzeEvent{}, DeadLetterOf(topic, partition, rec, fmt.Sprintf("%s: %v", Reason(err), err)), false
+		return tables.BronzeEvent{}, DeadLetterOf(topic, partition, rec, fmt.Sprintf("%s: %v", event.Reason(err), err)), false
 	}
 	return tables.BronzeEvent{Source: f.Source, Title: f.Title, Timestamp: f.Timestamp, Extra: f.Extra,
 		KafkaTopic: topic, KafkaPartition: partition, KafkaOffset: rec.Offset, KafkaTimestamp: KafkaTime(rec.Timestamp),

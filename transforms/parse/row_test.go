@@ -61,7 +61,7 @@ func TestRowKeepsKafkaColumns(t *testing.T) {
 				}
 				return
 			}
-			dl.Error = dl.Error[:min(len(dl.Error), len(tc.wantDL.Error))] // the reason's detail is ParseEvent's
+			dl.Error = dl.Error[:min(len(dl.Error), len(tc.wantDL.Error))] // the reason's detail is event.Parse's
 			if d := cmp.Diff(*tc.wantDL, dl); d != "" {
 				t.Errorf("dead letter (-want +got):\n%s", d)
 			}

@@ -1,7 +1,7 @@
-package parse
+package event
 
 // MalformedCase is one record value that must go to the dead-letter table,
-// with the Reason that ParseEvent gives it.
+// with the Reason that Parse gives it.
 type MalformedCase struct {
 	Name   string
 	Value  []byte
@@ -100,7 +100,7 @@ var MalformedCorpus = func() [][]byte {
 	return out
 }()
 
-// ValidSamples are record values that ParseEvent accepts: with extra
+// ValidSamples are record values that Parse accepts: with extra
 // members, nulls, escapes, offsets and fractions.
 var ValidSamples = [][]byte{
 	[]byte(`{"source": "news", "title": "Debt market update", "timestamp": "2026-05-19T10:00:00Z"}`),

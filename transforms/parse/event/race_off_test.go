@@ -1,5 +1,5 @@
 //go:build !race
 
-package parse
+package event
 
 const raceEnabled = false

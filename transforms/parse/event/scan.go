@@ -1,4 +1,4 @@
-package parse
+package event
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 const maxDepth = 10000
 
 // parser scans one record value. The hot path (a flat object of strings)
-// touches only b and the stack of ParseEvent; sc is fetched from a pool the
+// touches only b and the stack of Parse; sc is fetched from a pool the
 // first time a record has an extra member or a nested array or object.
 type parser struct {
 	b   []byte

@@ -1,6 +1,6 @@
 //go:build race
 
-package parse
+package event
 
 // raceEnabled: sync.Pool drops items at random under the race detector,
 // so allocation counts are not meaningful.

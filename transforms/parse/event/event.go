@@ -1,4 +1,4 @@
-package parse
+package event
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ type Fields struct {
 	Extra     *string // JSON object text of the other members, nil when there are none
 }
 
-// The errors returned by ParseEvent wrap exactly one of these sentinels.
+// The errors returned by Parse wrap exactly one of these sentinels.
 // Structural problems win over schema problems: a record that is not exactly
 // one well-formed JSON object gets ErrEmpty, ErrSyntax, ErrNotObject or
 // ErrTrailingData (checked in that order) whatever its members hold. Among the
@@ -22,7 +22,7 @@ type Fields struct {
 // reported; ErrMissingTimestamp is reported only when there is no other.
 var (
 	// ErrEmpty is returned when the value has no bytes at all: a Kafka
-	// tombstone (nil value) or a zero-length value. ParseEvent cannot tell the
+	// tombstone (nil value) or a zero-length value. Parse cannot tell the
 	// two apart reliably; callers that store a null payload for tombstones
 	// should test value == nil themselves.
 	ErrEmpty = errors.New("empty record value")
@@ -78,7 +78,7 @@ var reasons = [...]struct {
 }
 
 // Reason returns a short, stable class name for an error returned by
-// ParseEvent, for metric labels and the dead-letter table: "empty", "syntax",
+// Parse, for metric labels and the dead-letter table: "empty", "syntax",
 // "not_object", "trailing_data", "wrong_type", "missing_timestamp",
 // "bad_timestamp" or "duplicate_member". It returns "" for a nil error and
 // "other" for an error that wraps none of the sentinels.
@@ -128,9 +128,9 @@ type outStrings struct {
 	source, title, extra string
 }
 
-// ParseEvent parses one Kafka record value. It returns an error wrapping
+// Parse parses one Kafka record value. It returns an error wrapping
 // exactly one of the Err* sentinels. It never keeps a reference to value.
-func ParseEvent(value []byte) (Fields, error) {
+func Parse(value []byte) (Fields, error) {
 	if len(value) == 0 {
 		if value == nil {
 			return Fields{}, fmt.Errorf("%w: the record has no value (a tombstone)", ErrEmpty)

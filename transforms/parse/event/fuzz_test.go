@@ -1,4 +1,4 @@
-package parse
+package event
 
 import (
 	"bytes"
@@ -13,11 +13,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// FuzzParseEvent checks ParseEvent against an oracle built on encoding/json
+// FuzzParse checks Parse against an oracle built on encoding/json
 // (see checkAgainstOracle). Run it with
 //
-//	go test -run x -fuzz FuzzParseEvent -fuzztime 60s ./transforms/parse/
-func FuzzParseEvent(f *testing.F) {
+//	go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 60s ./transforms/parse/event/
+func FuzzParse(f *testing.F) {
 	for _, v := range MalformedCorpus {
 		f.Add(v)
 	}
@@ -46,12 +46,12 @@ func FuzzParseEvent(f *testing.F) {
 	})
 }
 
-// expectation is what the oracle says ParseEvent must return.
+// expectation is what the oracle says Parse must return.
 type expectation struct {
 	// reason is the exact Reason wanted, or "" when any of reasons will do.
 	reason  string
 	reasons []string
-	// loose lists reasons ParseEvent may give instead of a stricter verdict
+	// loose lists reasons Parse may give instead of a stricter verdict
 	// that encoding/json cannot see (it accepts lone surrogate escapes).
 	loose  bool
 	fields *Fields
@@ -65,26 +65,26 @@ type expectation struct {
 //     source, title and timestamp (time.Parse), and an Extra that is compact,
 //     valid JSON, decodes to the other members, and has none of the kept ones;
 //   - a rejected record gets the Reason that an independent oracle computes
-//     from encoding/json's tokens, except where ParseEvent is documented to be
+//     from encoding/json's tokens, except where Parse is documented to be
 //     stricter (invalid UTF-8, lone surrogate escapes).
 func checkAgainstOracle(t *testing.T, in []byte) {
 	t.Helper()
 	orig := bytes.Clone(in)
-	got, err := ParseEvent(in)
+	got, err := Parse(in)
 	if !bytes.Equal(in, orig) {
-		t.Fatalf("ParseEvent modified its input")
+		t.Fatalf("Parse modified its input")
 	}
 	checkOneSentinel(t, in, err)
 	if err != nil && got != (Fields{}) {
-		t.Fatalf("ParseEvent(%q) returned both a row %+v and an error %v", in, got, err)
+		t.Fatalf("Parse(%q) returned both a row %+v and an error %v", in, got, err)
 	}
 	want := oracle(in)
 	reason := Reason(err)
 
 	if err == nil {
-		// The stated property: encoding/json accepts what ParseEvent accepts.
+		// The stated property: encoding/json accepts what Parse accepts.
 		if !json.Valid(in) {
-			t.Fatalf("ParseEvent accepted %q but json.Valid rejects it", in)
+			t.Fatalf("Parse accepted %q but json.Valid rejects it", in)
 		}
 	}
 	switch {
@@ -94,13 +94,13 @@ func checkAgainstOracle(t *testing.T, in []byte) {
 			ok = ok || r == reason
 		}
 		if !ok {
-			t.Fatalf("ParseEvent(%q): reason %q (err %v), want one of %q", in, reason, err, want.reasons)
+			t.Fatalf("Parse(%q): reason %q (err %v), want one of %q", in, reason, err, want.reasons)
 		}
 		return
 	case want.loose && reason == "syntax":
 		return // a lone surrogate that encoding/json replaces with U+FFFD
 	case reason != want.reason:
-		t.Fatalf("ParseEvent(%q): reason %q (err %v), want %q", in, reason, err, want.reason)
+		t.Fatalf("Parse(%q): reason %q (err %v), want %q", in, reason, err, want.reason)
 	}
 	if err != nil {
 		return
@@ -110,37 +110,37 @@ func checkAgainstOracle(t *testing.T, in []byte) {
 	gotFields := got
 	gotFields.Extra = nil
 	if diff := cmp.Diff(wantFields, gotFields); diff != "" {
-		t.Fatalf("ParseEvent(%q) kept fields differ from encoding/json (-want +got):\n%s", in, diff)
+		t.Fatalf("Parse(%q) kept fields differ from encoding/json (-want +got):\n%s", in, diff)
 	}
 	if want.extra == nil {
 		if got.Extra != nil {
-			t.Fatalf("ParseEvent(%q): Extra = %q, want nil", in, *got.Extra)
+			t.Fatalf("Parse(%q): Extra = %q, want nil", in, *got.Extra)
 		}
 		return
 	}
 	if got.Extra == nil {
-		t.Fatalf("ParseEvent(%q): Extra = nil, want %v", in, want.extra)
+		t.Fatalf("Parse(%q): Extra = nil, want %v", in, want.extra)
 	}
 	extra := []byte(*got.Extra)
 	if !json.Valid(extra) || !utf8.Valid(extra) {
-		t.Fatalf("ParseEvent(%q): Extra %q is not valid JSON", in, extra)
+		t.Fatalf("Parse(%q): Extra %q is not valid JSON", in, extra)
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, extra); err != nil || !bytes.Equal(compact.Bytes(), extra) {
-		t.Fatalf("ParseEvent(%q): Extra %q is not compact (%q)", in, extra, compact.Bytes())
+		t.Fatalf("Parse(%q): Extra %q is not compact (%q)", in, extra, compact.Bytes())
 	}
 	members, _, err := decodeMembers(extra)
 	if err != nil {
-		t.Fatalf("ParseEvent(%q): Extra %q is not a JSON object: %v", in, extra, err)
+		t.Fatalf("Parse(%q): Extra %q is not a JSON object: %v", in, extra, err)
 	}
 	gotExtra := map[string]any{}
 	for _, m := range members {
 		if _, dup := gotExtra[m.key]; dup || m.nestedDup {
-			t.Fatalf("ParseEvent(%q): Extra %q repeats a member name", in, extra)
+			t.Fatalf("Parse(%q): Extra %q repeats a member name", in, extra)
 		}
 		switch m.key {
 		case "source", "title", "timestamp":
-			t.Fatalf("ParseEvent(%q): Extra %q has the kept member %q", in, extra, m.key)
+			t.Fatalf("Parse(%q): Extra %q has the kept member %q", in, extra, m.key)
 		}
 		gotExtra[m.key] = m.val
 	}
@@ -149,7 +149,7 @@ func checkAgainstOracle(t *testing.T, in []byte) {
 		return
 	}
 	if diff := cmp.Diff(want.extra, gotExtra); diff != "" {
-		t.Fatalf("ParseEvent(%q): Extra %q differs from encoding/json (-want +got):\n%s", in, extra, diff)
+		t.Fatalf("Parse(%q): Extra %q differs from encoding/json (-want +got):\n%s", in, extra, diff)
 	}
 }
 
@@ -168,16 +168,16 @@ func checkOneSentinel(t *testing.T, in []byte, err error) {
 		}
 	}
 	if n != 1 {
-		t.Fatalf("ParseEvent(%q) error %q wraps %d sentinels, want 1", in, err, n)
+		t.Fatalf("Parse(%q) error %q wraps %d sentinels, want 1", in, err, n)
 	}
 	if err.Error() == "" {
-		t.Fatalf("ParseEvent(%q) returned an empty error message", in)
+		t.Fatalf("Parse(%q) returned an empty error message", in)
 	}
 }
 
 const jsonSpace = " \t\r\n"
 
-// oracle computes what ParseEvent must return from encoding/json alone.
+// oracle computes what Parse must return from encoding/json alone.
 func oracle(in []byte) expectation {
 	if len(in) == 0 {
 		return expectation{reason: "empty"}

@@ -1,4 +1,4 @@
-package parse
+package event
 
 import (
 	"bytes"
@@ -23,13 +23,13 @@ func rfcMicros(s string) int64 {
 	return t.UnixMicro()
 }
 
-// parseResult is what one ParseEvent call gives, in a form cmp can diff.
+// parseResult is what one Parse call gives, in a form cmp can diff.
 type parseResult struct {
 	Fields Fields
 	Reason string
 }
 
-func TestParseEvent(t *testing.T) {
+func TestParse(t *testing.T) {
 	ts := rfcMicros("2026-05-19T10:00:00Z")
 	tests := []struct {
 		name string
@@ -142,13 +142,13 @@ func TestParseEvent(t *testing.T) {
 			if tt.in != "" {
 				in = []byte(tt.in)
 			}
-			f, err := ParseEvent(in)
+			f, err := Parse(in)
 			got := parseResult{Fields: f, Reason: Reason(err)}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ParseEvent(%q) (-want +got):\n%s\nerr: %v", tt.in, diff, err)
+				t.Errorf("Parse(%q) (-want +got):\n%s\nerr: %v", tt.in, diff, err)
 			}
 			if tt.msg != "" && (err == nil || !strings.Contains(err.Error(), tt.msg)) {
-				t.Errorf("ParseEvent(%q) error %v, want it to mention %q", tt.in, err, tt.msg)
+				t.Errorf("Parse(%q) error %v, want it to mention %q", tt.in, err, tt.msg)
 			}
 			checkOneSentinel(t, in, err)
 			checkAgainstOracle(t, in)
@@ -171,12 +171,12 @@ func TestMalformedCorpus(t *testing.T) {
 			if len(c.Value) == 0 || !bytes.Equal(MalformedCorpus[i], c.Value) {
 				t.Fatalf("corpus value %d is %q, want the case's %q", i, MalformedCorpus[i], c.Value)
 			}
-			f, err := ParseEvent(c.Value)
+			f, err := Parse(c.Value)
 			if err == nil {
-				t.Fatalf("ParseEvent(%q) = %+v, want a %s error", c.Value, f, c.Reason)
+				t.Fatalf("Parse(%q) = %+v, want a %s error", c.Value, f, c.Reason)
 			}
 			if got := Reason(err); got != c.Reason {
-				t.Fatalf("ParseEvent(%q): reason %q (%v), want %q", c.Value, got, err, c.Reason)
+				t.Fatalf("Parse(%q): reason %q (%v), want %q", c.Value, got, err, c.Reason)
 			}
 			byReason[c.Reason]++
 			checkAgainstOracle(t, c.Value)
@@ -195,9 +195,9 @@ func TestValidSamples(t *testing.T) {
 	}
 	extras := 0
 	for _, v := range ValidSamples {
-		f, err := ParseEvent(v)
+		f, err := Parse(v)
 		if err != nil {
-			t.Fatalf("ParseEvent(%q): %v", v, err)
+			t.Fatalf("Parse(%q): %v", v, err)
 		}
 		if f.Extra != nil {
 			extras++
@@ -262,8 +262,8 @@ func TestReason(t *testing.T) {
 }
 
 func TestEmpty(t *testing.T) {
-	_, errNil := ParseEvent(nil)
-	_, errZero := ParseEvent([]byte{})
+	_, errNil := Parse(nil)
+	_, errZero := Parse([]byte{})
 	for _, err := range []error{errNil, errZero} {
 		if !errors.Is(err, ErrEmpty) {
 			t.Errorf("got %v, want ErrEmpty", err)
@@ -290,7 +290,7 @@ func TestDepth(t *testing.T) {
 		// The top-level object is one level.
 		inner := strings.Repeat(tt.open, tt.depth-1) + tt.bottom + strings.Repeat(tt.clos, tt.depth-1)
 		in := []byte(`{"timestamp":"2026-05-19T10:00:00Z","x":` + inner + `}`)
-		_, err := ParseEvent(in)
+		_, err := Parse(in)
 		if got := Reason(err); got != tt.reason {
 			t.Errorf("depth %d of %q: reason %q (%v), want %q", tt.depth, tt.open, got, err, tt.reason)
 		}
@@ -302,7 +302,7 @@ func TestDepth(t *testing.T) {
 	// A deep top-level array is not an object, or a syntax error when too deep.
 	for depth, want := range map[int]string{10000: "not_object", 10001: "syntax"} {
 		in := []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
-		if _, err := ParseEvent(in); Reason(err) != want {
+		if _, err := Parse(in); Reason(err) != want {
 			t.Errorf("top-level array of depth %d: %v, want %s", depth, err, want)
 		}
 	}
@@ -321,9 +321,9 @@ func TestManyMembers(t *testing.T) {
 		fmt.Fprintf(&b, `,"x\u0041%d":%d`, i, i) // escaped, so decoded into the scratch buffer
 	}
 	ok := b.String() + "}"
-	f, err := ParseEvent([]byte(ok))
+	f, err := Parse([]byte(ok))
 	if err != nil {
-		t.Fatalf("ParseEvent: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
 	if !strings.Contains(*f.Extra, `"xA99":99`) {
 		t.Errorf("Extra lacks xA99: %.200s", *f.Extra)
@@ -332,13 +332,13 @@ func TestManyMembers(t *testing.T) {
 
 	for _, dup := range []string{`,"xA42":0}`, `,"x\u004142":0}`, `,"nested":1}`} {
 		in := []byte(b.String() + dup)
-		if _, err := ParseEvent(in); !errors.Is(err, ErrDuplicateMember) {
+		if _, err := Parse(in); !errors.Is(err, ErrDuplicateMember) {
 			t.Errorf("top-level repeat %s: %v, want ErrDuplicateMember", dup, err)
 		}
 		checkAgainstOracle(t, in)
 	}
 	nestedDup := strings.Replace(ok, `"last":0}`, `"last":0,"k77":1}`, 1)
-	if _, err := ParseEvent([]byte(nestedDup)); !errors.Is(err, ErrDuplicateMember) {
+	if _, err := Parse([]byte(nestedDup)); !errors.Is(err, ErrDuplicateMember) {
 		t.Errorf("nested repeat: %v, want ErrDuplicateMember", err)
 	}
 	checkAgainstOracle(t, []byte(nestedDup))
@@ -348,7 +348,7 @@ func TestManyMembers(t *testing.T) {
 // value, which the Kafka client may reuse.
 func TestNoAliasing(t *testing.T) {
 	in := []byte(`{"source":"news","title":"t","timestamp":"2026-05-19T10:00:00Z","x":[1]}`)
-	f, err := ParseEvent(in)
+	f, err := Parse(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,12 +378,12 @@ func TestAllocs(t *testing.T) {
 	} {
 		in := []byte(tt.in)
 		got := testing.AllocsPerRun(200, func() {
-			if _, err := ParseEvent(in); err != nil {
+			if _, err := Parse(in); err != nil {
 				t.Fatal(err)
 			}
 		})
 		if got > tt.max {
-			t.Errorf("ParseEvent(%s): %.1f allocations, want at most %.0f (%s)", tt.in, got, tt.max, tt.what)
+			t.Errorf("Parse(%s): %.1f allocations, want at most %.0f (%s)", tt.in, got, tt.max, tt.what)
 		}
 	}
 }
@@ -408,7 +408,7 @@ func TestRepeatAtEveryPosition(t *testing.T) {
 			}
 			b.WriteString(`}`)
 			in := []byte(b.String())
-			if _, err := ParseEvent(in); !errors.Is(err, ErrDuplicateMember) {
+			if _, err := Parse(in); !errors.Is(err, ErrDuplicateMember) {
 				t.Errorf("nested=%v, k%d repeated: %v, want ErrDuplicateMember", nested, k, err)
 			}
 		}
@@ -421,7 +421,7 @@ func TestControlCharactersInNames(t *testing.T) {
 	for c := range 0x80 {
 		in := []byte(fmt.Sprintf(`{"timestamp":"2026-05-19T10:00:00Z","\u%04x":1}`, c))
 		checkAgainstOracle(t, in)
-		if _, err := ParseEvent(in); err != nil {
+		if _, err := Parse(in); err != nil {
 			t.Errorf("name \\u%04x: %v", c, err)
 		}
 	}

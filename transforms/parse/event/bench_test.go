@@ -1,4 +1,4 @@
-package parse
+package event
 
 import (
 	"encoding/json"
@@ -8,27 +8,27 @@ import (
 
 const sampleEventExtras = `{"source": "news", "title": "Debt market update", "timestamp": "2026-05-19T10:00:00.123456+02:00", "isin": "XS0000000000", "amount": 1.25e6, "tags": ["debt", "eu"], "meta": {"desk": "rates", "urgent": true}}`
 
-func benchParseEvent(b *testing.B, in []byte) {
+func benchParse(b *testing.B, in []byte) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
-		if _, err := ParseEvent(in); err != nil {
+		if _, err := Parse(in); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
-// BenchmarkParseEvent measures the parser on the sample event of the README,
+// BenchmarkParse measures the parser on the sample event of the README,
 // and on one with extra members.
-func BenchmarkParseEvent(b *testing.B) {
-	b.Run("sample", func(b *testing.B) { benchParseEvent(b, []byte(sampleEvent)) })
-	b.Run("extras", func(b *testing.B) { benchParseEvent(b, []byte(sampleEventExtras)) })
+func BenchmarkParse(b *testing.B) {
+	b.Run("sample", func(b *testing.B) { benchParse(b, []byte(sampleEvent)) })
+	b.Run("extras", func(b *testing.B) { benchParse(b, []byte(sampleEventExtras)) })
 	b.Run("malformed", func(b *testing.B) {
 		in := []byte(`{"source": "news", "title": "Debt market update", "timestamp": "2026-05-19T10:00:00Z"`)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := ParseEvent(in); err == nil {
+			if _, err := Parse(in); err == nil {
 				b.Fatal("accepted")
 			}
 		}
@@ -60,7 +60,7 @@ func benchEncodingJSON(b *testing.B, in []byte) {
 }
 
 // BenchmarkEncodingJSON is the baseline: json.Unmarshal into a struct and
-// time.Parse, with none of ParseEvent's checks (duplicates, UTF-8) and the
+// time.Parse, with none of Parse's checks (duplicates, UTF-8) and the
 // extra members dropped rather than kept.
 func BenchmarkEncodingJSON(b *testing.B) {
 	b.Run("sample", func(b *testing.B) { benchEncodingJSON(b, []byte(sampleEvent)) })
