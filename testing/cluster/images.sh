@@ -153,12 +153,13 @@ build_haade() {
 	local t0=$SECONDS mods gocache
 	mods=$(go env GOMODCACHE)/cache/download
 	# The Dockerfile's build cache (RUN --mount=type=cache,target=/root/.cache/go-build) is,
-	# for podman's buildah, the folder buildah-cache-UID/root/.cache/go-build under $TMPDIR
-	# (else /var/tmp). It is made a link to this machine's Go build cache: the image's build
-	# then reuses the packages that every build of its kind here compiled (cmdtest.Static: no
-	# cgo, -trimpath; the toolchain is this machine's, copied into localhost/haade-golang),
-	# and they reuse the image's, instead of compiling the whole tree once more.
-	gocache="${TMPDIR:-/var/tmp}/buildah-cache-$(id -u)/root/.cache/go-build"
+	# for Debian's podman 4.3 building as root, the folder buildah-cache/root/.cache/go-build
+	# under $TMPDIR, else /var/tmp (seen in the build's /proc/PID/mountinfo). It is made a
+	# link to this machine's Go build cache: the image's build then reuses the packages that
+	# every build of its kind here compiled (cmdtest.Static: no cgo, -trimpath; the toolchain
+	# is this machine's, copied into localhost/haade-golang), and they reuse the image's,
+	# instead of compiling the whole tree once more.
+	gocache="${TMPDIR:-/var/tmp}/buildah-cache/root/.cache/go-build"
 	if [[ ! -L "$gocache" ]]; then
 		rm -rf "$gocache"
 		mkdir -p "$(dirname "$gocache")"
