@@ -1,4 +1,3 @@
-// Package monitoring holds the test of the alert rules in this folder.
 package monitoring
 
 import (
@@ -6,8 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"gopkg.in/yaml.v3"
 )
 
 // TestAlertRules runs `promtool test rules` on the rule groups of the two PrometheusRules
@@ -34,26 +31,7 @@ func TestAlertRules(t *testing.T) {
 		t.Skipf("promtool not built (%v): run k8s/monitoring/promtool.sh, or set HAADE_PROMTOOL", err)
 	}
 	dir := t.TempDir()
-	var rules struct {
-		Groups []any `yaml:"groups"`
-	}
-	for _, f := range []string{"prometheusrule.yaml", "flink-prometheusrule.yaml"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pr struct {
-			Kind string `yaml:"kind"`
-			Spec struct {
-				Groups []any `yaml:"groups"`
-			} `yaml:"spec"`
-		}
-		if err := yaml.Unmarshal(b, &pr); err != nil || pr.Kind != "PrometheusRule" {
-			t.Fatalf("%s: not a PrometheusRule (%v)", f, err)
-		}
-		rules.Groups = append(rules.Groups, pr.Spec.Groups...)
-	}
-	out, err := yaml.Marshal(rules)
+	out, err := RuleGroups(".")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../services/lib.sh"
 
 PROM_VERSION="${PROM_VERSION:-v0.303.0}" # Prometheus 3.3.0
 OPERATOR_VERSION="${OPERATOR_VERSION:-v0.85.0}"
-PROM_DIR="$HAADE_CACHE/prometheus/prometheus-$PROM_VERSION-kubernetes-sd"
+PROM_DIR="$HAADE_CACHE/prometheus/prometheus-$PROM_VERSION"
 OP_DIR="$HAADE_CACHE/prometheus/operator-$OPERATOR_VERSION"
 NICE=(nice -n 19)
 

@@ -19,9 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/haade/haade/io/kafkaio/embedded"
+	"github.com/haade/haade/k8s/monitoring"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/parse/event"
@@ -294,26 +293,7 @@ func prometheusBinary(t *testing.T) string {
 // one plain Prometheus rules file, as the operator hands them to Prometheus.
 func writeRules(t *testing.T, path string) {
 	t.Helper()
-	var rules struct {
-		Groups []any `yaml:"groups"`
-	}
-	for _, f := range []string{"prometheusrule.yaml", "flink-prometheusrule.yaml"} {
-		b, err := os.ReadFile(filepath.Join(cmdtest.MustRepoRoot(t), "k8s", "monitoring", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pr struct {
-			Kind string `yaml:"kind"`
-			Spec struct {
-				Groups []any `yaml:"groups"`
-			} `yaml:"spec"`
-		}
-		if err := yaml.Unmarshal(b, &pr); err != nil || pr.Kind != "PrometheusRule" {
-			t.Fatalf("%s: not a PrometheusRule (%v)", f, err)
-		}
-		rules.Groups = append(rules.Groups, pr.Spec.Groups...)
-	}
-	out, err := yaml.Marshal(rules)
+	out, err := monitoring.RuleGroups(filepath.Join(cmdtest.MustRepoRoot(t), "k8s", "monitoring"))
 	if err != nil {
 		t.Fatal(err)
 	}
