@@ -33,29 +33,31 @@ const (
 // as well as plain JSON, with schema ids resolved through the registry of
 // reg, and, when reg.Validate, each event checked against its JSON Schema
 // (plain JSON against the latest version of reg.Subject). It returns
-// PCollection<parse.EventBatch> and PCollection<parse.DeadLetterBatch>, as Events does.
+// PCollection<parse.EventBatch> and PCollection<parse.DeadLetterBatch>, as Events does,
+// and takes the same options (parse.Routes).
 //
 // The DoFn carries reg, never a password: each worker opens its own
 // registry client, reading the password from its environment. A registry
 // that is away, or a schema id it does not know yet, is waited for
 // (reg.Wait) and never makes a dead letter; after that the bundle fails
 // loudly and its records are read again when the pipeline restarts.
-func Events(s beam.Scope, batches beam.PCollection, reg Config) (events, deadLetters beam.PCollection) {
+func Events(s beam.Scope, batches beam.PCollection, reg Config, opts ...parse.Option) (events, deadLetters beam.PCollection) {
 	s = s.Scope("registryio.Events")
 	secret.Export(EnvPassword, reg.Password) // the DoFn carries none
-	return beam.ParDo2(s, &registryEventsFn{Registry: reg}, batches)
+	return beam.ParDo2(s, &registryEventsFn{Registry: reg, Output: parse.NewOutput(opts...)}, batches)
 }
 
 type registryEventsFn struct {
 	Registry Config
+	Output   parse.Output
 
-	res          *Resolver
-	parsed, dead beam.Counter
+	res *Resolver
 }
 
 func (f *registryEventsFn) Setup() error {
-	f.parsed = beam.NewCounter("haade", "records_parsed")
-	f.dead = beam.NewCounter("haade", "dead_letters")
+	if err := f.Output.Setup(); err != nil {
+		return err
+	}
 	res, err := NewResolver(f.Registry)
 	if err != nil {
 		return err
@@ -70,7 +72,7 @@ func (f *registryEventsFn) ProcessElement(ctx context.Context, b offsets.Batch, 
 		// Nothing of this batch is emitted: its offsets are not committed.
 		return fmt.Errorf("registryio: %s[%d] offsets %d-%d: %w", b.Topic, b.Partition, b.Start, b.End, err)
 	}
-	parse.Emit(ctx, b, eb, db, f.parsed, f.dead, good, bad)
+	f.Output.Emit(ctx, b, eb, db, good, bad)
 	return nil
 }
 

@@ -53,17 +53,19 @@ func startDemo(ctx context.Context, cfg *bronze.Config, out io.Writer) (*demoKaf
 // snapshots, and where the tables live.
 func printSummary(out io.Writer, cfg bronze.Config, pl *bronze.Plan, took time.Duration, stats []icebergio.TableStat) {
 	var read int64
-	for _, p := range pl.Partitions {
-		if p.End != math.MaxInt64 {
-			read += p.End - p.Start
+	for _, src := range pl.Sources {
+		for _, p := range src.Partitions {
+			if p.End != math.MaxInt64 {
+				read += p.End - p.Start
+			}
 		}
 	}
-	fmt.Fprintf(out, "read %d Kafka offsets from %d partitions of %s in %v\n", read, len(pl.Partitions), cfg.Kafka.Topic, took.Round(time.Millisecond))
+	fmt.Fprintf(out, "read %d Kafka offsets from %d partitions of %s in %v\n", read, pl.Partitions(), cfg.Kafka.Topic, took.Round(time.Millisecond))
 	if cfg.Runner == "flink" {
-		p, why := cfg.FlinkParallelism(len(pl.Groups))
+		p, why := cfg.FlinkParallelism(pl.Parallelism())
 		fmt.Fprintf(out, "on Flink with parallelism %d: %s\n", p, why)
 	}
-	for i, ident := range []string{cfg.Table, cfg.DLQTable} {
+	for i, ident := range cfg.AllTables() {
 		st := stats[i]
 		fmt.Fprintf(out, "%-32s %8d rows  %3d snapshots  %4d data files  %s\n", ident, st.Rows, st.Snapshots, st.DataFiles, st.Location)
 	}

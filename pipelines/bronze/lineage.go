@@ -7,10 +7,12 @@ import (
 )
 
 // lineageOf names the datasets of a run of bronze, once the embedded demo
-// (if any) has its broker: its input the Kafka topic, its outputs the two
+// (if any) has its broker: its inputs the Kafka topics, its outputs the
 // tables. The SASL password never shows in a FAIL message.
 func lineageOf(cfg bronze.Config, lin *lineage.Command) {
-	lin.Inputs = []lineage.InputDataset{lineage.KafkaTopic(cfg.Kafka.Brokers, cfg.Kafka.Topic)}
-	lin.OutputTables = icetables.Of(cfg.Catalog, cfg.Pipeline, cfg.Table, cfg.DLQTable)
+	for _, t := range cfg.Topics() {
+		lin.Inputs = append(lin.Inputs, lineage.KafkaTopic(cfg.Kafka.Brokers, t))
+	}
+	lin.OutputTables = icetables.Of(cfg.Catalog, cfg.Pipeline, cfg.AllTables()...)
 	lin.Secrets = []string{cfg.Kafka.SASLPassword}
 }

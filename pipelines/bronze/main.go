@@ -71,13 +71,13 @@ var pipeline = func() runners.Pipeline[bronze.Config] {
 				// The tables hold the offsets of every window: a stop
 				// commits what was read, and the next run goes on from there.
 				Stoppable:   true,
-				Parallelism: len(pl.Groups), // one subtask per reader
+				Parallelism: pl.Parallelism(), // one subtask per reader of a topic
 				Progress:    cfg.Progress,
-				Describe: []any{"topic", cfg.Kafka.Topic, "partitions", len(pl.Partitions), "readers", len(pl.Groups), "table", cfg.Table,
-					"dlq", cfg.DLQTable, "commit_interval", cfg.CommitInterval},
+				Describe: []any{"topic", cfg.Kafka.Topic, "partitions", pl.Partitions(), "readers", pl.Readers(),
+					"tables", strings.Join(cfg.EventTables(), ","), "dlq", cfg.DLQTable, "commit_interval", cfg.CommitInterval},
 			}
 			if !cfg.Bounded {
-				job.Watch = watchPartitions(cfg, pl.Partitions)
+				job.Watch = watchPartitions(cfg, pl.Sources)
 			}
 			return job, nil
 		},

@@ -21,6 +21,9 @@ type EventBatch struct {
 	Rows   []tables.BronzeEvent
 	// KafkaMinMs and KafkaMaxMs bound the Kafka timestamps of the batch.
 	KafkaMinMs, KafkaMaxMs int64
+	// Route is the index of the table these rows go to, among the tables
+	// of the routes Events was given (0 without routes).
+	Route int
 }
 
 func (b EventBatch) Range() offsets.Range  { return b.Source }

@@ -1,14 +1,18 @@
 package parse
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/haade/haade/transforms/offsets"
+	"github.com/haade/haade/transforms/route"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -16,37 +20,93 @@ func init() {
 	register.DoFn4x0[context.Context, offsets.Batch, func(EventBatch), func(DeadLetterBatch)](&eventsFn{})
 	register.Emitter1[EventBatch]()
 	register.Emitter1[DeadLetterBatch]()
+	register.Function1x1[EventBatch, int](routeOf)
+}
+
+// Option configures Events (and io/registryio's Events, which takes the
+// same options).
+type Option func(*Output)
+
+// Routes sends each event to one of the tables of r (see transforms/route):
+// Events then emits, per Kafka batch, one EventBatch per table of r, its
+// Route the table's index, each with the batch's whole range; an event no
+// rule matches is a dead letter ([route.Unrouted]). [Split] takes the
+// tables' PCollections apart.
+func Routes(r *route.Rules) Option {
+	return func(o *Output) { o.Routes = r.String() }
+}
+
+// NewOutput returns the Output of a parser's DoFn, configured by opts.
+func NewOutput(opts ...Option) Output {
+	var o Output
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 // Events parses PCollection<offsets.Batch> into bronze events and dead
 // letters: it returns PCollection<EventBatch> and PCollection<DeadLetterBatch>,
-// one of each per Kafka batch, each carrying the batch's offset range even
-// when it holds no row. Every record ends in exactly one of the two.
-// Kafka coordinates are filled in; IngestedAt is left to enrich.
-func Events(s beam.Scope, batches beam.PCollection) (events, deadLetters beam.PCollection) {
+// one of each per Kafka batch (with Routes, one EventBatch per table), each
+// carrying the batch's offset range even when it holds no row. Every record
+// ends in exactly one of them. Kafka coordinates are filled in; IngestedAt is
+// left to enrich.
+func Events(s beam.Scope, batches beam.PCollection, opts ...Option) (events, deadLetters beam.PCollection) {
 	s = s.Scope("parse.Events")
-	return beam.ParDo2(s, &eventsFn{}, batches)
+	return beam.ParDo2(s, &eventsFn{Output: NewOutput(opts...)}, batches)
 }
+
+// Split takes the events of Events with Routes apart: PCollection<EventBatch>
+// of route i is out[i], for i < n, the number of the rules' tables.
+func Split(s beam.Scope, n int, events beam.PCollection) []beam.PCollection {
+	if n == 1 {
+		return []beam.PCollection{events}
+	}
+	return beam.Partition(s.Scope("parse.Split"), n, routeOf, events)
+}
+
+func routeOf(b EventBatch) int { return b.Route }
 
 type eventsFn struct {
-	parsed, dead beam.Counter
-}
-
-func (f *eventsFn) Setup() {
-	f.parsed = beam.NewCounter("haade", "records_parsed")
-	f.dead = beam.NewCounter("haade", "dead_letters")
+	Output
 }
 
 func (f *eventsFn) ProcessElement(ctx context.Context, b offsets.Batch, good func(EventBatch), bad func(DeadLetterBatch)) {
 	eb, db := ParseBatch(b)
-	Emit(ctx, b, eb, db, f.parsed, f.dead, good, bad)
+	f.Emit(ctx, b, eb, db, good, bad)
 }
 
-// Emit gives both batches the Kafka batch's range and timestamp bounds,
-// counts their rows (Beam counters parsed and dead, and this package's
-// Prometheus collectors), and emits them. It is the end of every parser's
-// ProcessElement, this package's and those beside it (io/registryio).
-func Emit(ctx context.Context, b offsets.Batch, eb EventBatch, db DeadLetterBatch, parsed, dead beam.Counter, good func(EventBatch), bad func(DeadLetterBatch)) {
+// Output is the end of every parser's DoFn, this package's and those beside
+// it (io/registryio): it routes the events, counts the rows (Beam counters,
+// and this package's Prometheus collectors) and emits them. A DoFn holds one,
+// and calls its Setup from its own.
+type Output struct {
+	// Routes is a route specification (transforms/route); empty: every
+	// event goes to one table.
+	Routes string
+
+	rules        *route.Rules
+	parsed, dead beam.Counter
+}
+
+// Setup makes the counters and parses the routes.
+func (o *Output) Setup() error {
+	o.parsed = beam.NewCounter("haade", "records_parsed")
+	o.dead = beam.NewCounter("haade", "dead_letters")
+	if o.Routes != "" {
+		r, err := route.Parse(o.Routes)
+		if err != nil {
+			return err
+		}
+		o.rules = r
+	}
+	return nil
+}
+
+// Emit gives the batches the Kafka batch's range and timestamp bounds,
+// routes the events when the Output has routes, counts the rows and emits
+// them.
+func (o *Output) Emit(ctx context.Context, b offsets.Batch, eb EventBatch, db DeadLetterBatch, good func(EventBatch), bad func(DeadLetterBatch)) {
 	r := b.Range()
 	eb.Source, db.Source = r, r
 	if n := len(b.Records); n > 0 {
@@ -57,15 +117,55 @@ func Emit(ctx context.Context, b offsets.Batch, eb EventBatch, db DeadLetterBatc
 		}
 		db.KafkaMinMs, db.KafkaMaxMs = eb.KafkaMinMs, eb.KafkaMaxMs
 	}
-	parsed.Inc(ctx, int64(len(eb.Rows)))
-	dead.Inc(ctx, int64(len(db.Rows)))
-	recordsParsed.Add(float64(len(eb.Rows)))
+	routed := []EventBatch{eb}
+	if o.rules != nil {
+		routed, db = o.route(b, eb, db)
+	}
+	rows := 0
+	for _, e := range routed {
+		rows += len(e.Rows)
+	}
+	o.parsed.Inc(ctx, int64(rows))
+	o.dead.Inc(ctx, int64(len(db.Rows)))
+	recordsParsed.Add(float64(rows))
 	for i := range db.Rows {
 		reason, _, _ := strings.Cut(db.Rows[i].Error, ":")
 		deadLetters.WithLabelValues(reason).Inc()
 	}
-	good(eb)
+	for _, e := range routed {
+		good(e)
+	}
 	bad(db)
+}
+
+// route splits eb's events into one batch per table of the rules, each with
+// eb's range and bounds, and makes the events no rule matches dead letters,
+// merged into db in offset order.
+func (o *Output) route(b offsets.Batch, eb EventBatch, db DeadLetterBatch) ([]EventBatch, DeadLetterBatch) {
+	n := len(o.rules.Tables())
+	out := make([]EventBatch, n)
+	for i := range out {
+		out[i] = EventBatch{Source: eb.Source, Route: i, KafkaMinMs: eb.KafkaMinMs, KafkaMaxMs: eb.KafkaMaxMs, Rows: []tables.BronzeEvent{}}
+	}
+	unrouted := 0
+	for i := range eb.Rows {
+		ev := &eb.Rows[i]
+		k, reason, ok := o.rules.Route(ev)
+		if ok {
+			out[k].Rows = append(out[k].Rows, *ev)
+			continue
+		}
+		j, found := slices.BinarySearchFunc(b.Records, ev.KafkaOffset, func(r offsets.Record, off int64) int { return cmp.Compare(r.Offset, off) })
+		if !found {
+			panic(fmt.Sprintf("parse: event at %s/%d offset %d is not in its batch", b.Topic, b.Partition, ev.KafkaOffset))
+		}
+		db.Rows = append(db.Rows, DeadLetterOf(b.Topic, b.Partition, &b.Records[j], reason))
+		unrouted++
+	}
+	if unrouted > 0 {
+		slices.SortStableFunc(db.Rows, func(a, b tables.DeadLetter) int { return cmp.Compare(a.KafkaOffset, b.KafkaOffset) })
+	}
+	return out, db
 }
 
 // parallelMin is the fewest records per goroutine for which ParseBatch

@@ -6,6 +6,7 @@ import (
 
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse/event"
+	"github.com/haade/haade/transforms/route"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -18,10 +19,10 @@ const TombstoneReason = Tombstone + ": the record has no value (null)"
 
 // DeadLetterReasons lists every reason a dead letter of bronze's can carry
 // at the start of its error column (see SplitError): the parser's
-// (event.Reasons), and Tombstone. io/registryio adds its own two reasons with
-// --schema-registry.
+// (event.Reasons), Tombstone, and route.Unrouted (with --route).
+// io/registryio adds its own two reasons with --schema-registry.
 func DeadLetterReasons() []string {
-	return append(event.Reasons(), Tombstone)
+	return append(event.Reasons(), Tombstone, route.Unrouted)
 }
 
 // SplitError splits a dead letter's error column, "REASON: DETAIL", into

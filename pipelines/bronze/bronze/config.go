@@ -12,6 +12,7 @@ import (
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/io/registryio"
 	"github.com/haade/haade/runners"
+	"github.com/haade/haade/transforms/route"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -23,12 +24,19 @@ type Config struct {
 	// seen at start, commit, and exit).
 	runners.Common
 	// Kafka holds the brokers, the topic, TLS and SASL. Brokers are
-	// required, except for the embedded demo (Demo).
+	// required, except for the embedded demo (Demo). Its Topic is
+	// --topic's value: one topic, or several separated by commas (Topics);
+	// KafkaOf gives the Config of one of them.
 	Kafka kafkaio.Config
 	// Catalog says where the tables live.
 	Catalog icebergio.CatalogConfig
-	// Table and DLQTable are "namespace.table".
+	// Table and DLQTable are "namespace.table". With Routes, the events go
+	// to the routes' tables instead of Table (EventTables).
 	Table, DLQTable string
+	// Routes sends each event to one of several tables, by its topic or a
+	// member of the event (--route; see transforms/route). Nil: every
+	// event goes to Table.
+	Routes *route.Rules
 	// CommitInterval is the window length: one snapshot per interval.
 	CommitInterval time.Duration
 	// Start is where partitions begin when the tables hold no offsets.
@@ -65,6 +73,7 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 	common := runners.CommonFlags(fs, runners.Defaults{Pipeline: "bronze", MetricsAddr: runners.DefaultMetricsAddr,
 		Bounded: "read up to the end offsets seen at start, commit, and exit 0"})
 	kafka := kafkaio.ClientFlags(fs, "comma-separated Kafka bootstrap servers; required unless the embedded demo runs (see --demo)")
+	fs.Lookup("topic").Usage = "Kafka topic, or several separated by commas, read in one job (see --route)"
 	catalog := icebergio.CatalogFlags(fs)
 	tbl := fs.String("table", tables.Bronze.Ident, "bronze table, namespace.table")
 	dlq := fs.String("dlq-table", tables.DeadLetters.Ident, "dead-letter table, namespace.table")
@@ -79,6 +88,7 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 	clientMetrics := fs.Bool("kafka-client-metrics-per-partition", false, "serve franz-go's kgo_* metrics per reader's client, with the request-duration histogram (default: summed per read, no histogram)")
 	readers := fs.Int("kafka-readers", kafkaio.DefaultReaders, "the most readers of the topic: its partitions are dealt into this many groups, each read by one Kafka client (on Flink: the read's parallelism); a topic with fewer partitions gets one reader per partition")
 	registry := registryFlags(fs)
+	routes := fs.String("route", "", "send each event to a table chosen by its topic or a member of the event, instead of --table: comma-separated rules FIELD=V1|V2[&FIELD=...]:TABLE, the first that matches wins, {FIELD} in TABLE stands for the value, * matches every event; an event no rule matches is a dead letter (see docs/DESIGN.md, \"Routing\")")
 
 	return func() (Config, error) {
 		c := Config{
@@ -92,6 +102,11 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 		c.Readers = *readers
 		c.Registry = registry(c.Kafka.Topic)
 		var err error
+		if *routes != "" {
+			if c.Routes, err = route.Parse(*routes); err != nil {
+				return c, fmt.Errorf("--route: %v", err)
+			}
+		}
 		if c.Common, err = common(); err != nil {
 			return c, err
 		}
@@ -114,13 +129,50 @@ func deployment(fs *flag.FlagSet) bool {
 	return given
 }
 
+// Topics returns the topics of --topic, in its order.
+func (c Config) Topics() []string {
+	var out []string
+	for _, t := range strings.Split(c.Kafka.Topic, ",") {
+		out = append(out, strings.TrimSpace(t))
+	}
+	return out
+}
+
+// KafkaOf returns the Kafka configuration of one of Topics.
+func (c Config) KafkaOf(topic string) kafkaio.Config {
+	k := c.Kafka
+	k.Topic = topic
+	return k
+}
+
+// EventTables returns the tables the events go to: the routes' tables, or
+// Table.
+func (c Config) EventTables() []string {
+	if c.Routes != nil {
+		return c.Routes.Tables()
+	}
+	return []string{c.Table}
+}
+
+// AllTables returns EventTables and then DLQTable: every table the
+// pipeline writes.
+func (c Config) AllTables() []string {
+	return append(c.EventTables(), c.DLQTable)
+}
+
 // Validate checks the configuration; each error names its flag.
 func (c Config) Validate() error {
-	if c.Kafka.Topic == "" {
-		return errors.New("--topic: empty")
+	topics := c.Topics()
+	for i, t := range topics {
+		if t == "" {
+			return fmt.Errorf("--topic=%q: an empty topic", c.Kafka.Topic)
+		}
+		if slices.Contains(topics[:i], t) {
+			return fmt.Errorf("--topic=%q: %s twice", c.Kafka.Topic, t)
+		}
 	}
 	if len(c.Kafka.Brokers) > 0 {
-		if err := c.Kafka.Validate(); err != nil {
+		if err := c.KafkaOf(topics[0]).Validate(); err != nil {
 			return fmt.Errorf("--brokers/--kafka-*: %v", err)
 		}
 	}
@@ -145,8 +197,22 @@ func (c Config) Validate() error {
 	if _, err := icebergio.Identifier(c.DLQTable); err != nil {
 		return fmt.Errorf("--dlq-table: %v", err)
 	}
-	if c.Table == c.DLQTable {
+	if c.Routes == nil && c.Table == c.DLQTable {
 		return fmt.Errorf("--dlq-table: must differ from --table (%s)", c.Table)
+	}
+	if c.Routes != nil {
+		for _, t := range c.Routes.Tables() {
+			if _, err := icebergio.Identifier(t); err != nil {
+				return fmt.Errorf("--route: table %s: %v", t, err)
+			}
+			if t == c.DLQTable {
+				return fmt.Errorf("--route: table %s is --dlq-table", t)
+			}
+		}
+	}
+	if len(topics) > 1 && (c.Registry.URL != "" || c.Registry.Validate) {
+		// The registry's subject is the topic's (TopicNameStrategy).
+		return fmt.Errorf("--schema-registry: one --topic only, not %d (%s)", len(topics), c.Kafka.Topic)
 	}
 	if c.CommitInterval < 100*time.Millisecond || c.CommitInterval > 24*time.Hour || (24*time.Hour)%c.CommitInterval != 0 {
 		return fmt.Errorf("--commit-interval=%v: want between 100ms and 24h, dividing a day", c.CommitInterval)
@@ -169,6 +235,9 @@ func (c Config) Validate() error {
 	// Last, so that a bad value of another flag is named first.
 	if len(c.Kafka.Brokers) == 0 && !c.Demo {
 		return errors.New("--brokers: no Kafka bootstrap servers given (HAADE_BROKERS); the embedded demo runs only with no Kafka, catalog or warehouse setting, or with --demo")
+	}
+	if len(topics) > 1 && c.Demo {
+		return fmt.Errorf("--topic=%s: the embedded demo produces to one topic", c.Kafka.Topic)
 	}
 	if len(c.Kafka.Brokers) > 0 && c.Demo {
 		return fmt.Errorf("--demo: the embedded demo runs its own Kafka; it cannot read --brokers=%s", strings.Join(c.Kafka.Brokers, ","))

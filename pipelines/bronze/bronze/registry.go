@@ -28,9 +28,9 @@ func registryFlags(fs *flag.FlagSet) func(topic string) registryio.Config {
 
 // parseEvents is parse.Events, or registryio.Events when a registry
 // is configured: without one, plain JSON keeps the hand-tuned parser alone.
-func parseEvents(s beam.Scope, records beam.PCollection, reg registryio.Config) (good, bad beam.PCollection) {
+func parseEvents(s beam.Scope, records beam.PCollection, reg registryio.Config, opts ...parse.Option) (good, bad beam.PCollection) {
 	if reg.URL == "" {
-		return parse.Events(s, records)
+		return parse.Events(s, records, opts...)
 	}
-	return registryio.Events(s, records, reg)
+	return registryio.Events(s, records, reg, opts...)
 }
