@@ -33,3 +33,24 @@ func firstRowAtOrAfter(b Batch, n int, next int64) int {
 type SourceTimed interface {
 	SourceTimeRange() (minMs, maxMs int64)
 }
+
+// KeyedBatch is a Batch for a table written with Upsert: every row has a
+// key, and the batch may also delete keys. The key of row i is the value of
+// the table's key column in that row.
+type KeyedBatch interface {
+	Batch
+	// Key returns row i's key.
+	Key(i int) string
+	// Deletes returns the keys this batch deletes (a tombstone, an event
+	// that says so), each with its source offset, in offset order. A
+	// delete is not a row: its key's live row goes, and no row replaces it.
+	Deletes() []KeyDelete
+}
+
+// KeyDelete is the delete of a key at a source offset.
+type KeyDelete struct {
+	Key    string
+	Offset int64
+}
+
+var keyedBatchType = reflect.TypeOf((*KeyedBatch)(nil)).Elem()

@@ -119,6 +119,8 @@ type committer struct {
 	// beforeCommit, when set, runs after the files are decoded and before
 	// the snapshot is committed; tests use it to inject crashes.
 	beforeCommit func(FileSet) error
+	// upsertKey and upsertOffset are set for an upsert table (see Upsert).
+	upsertKey, upsertOffset string
 }
 
 // process commits every pending window that is ready, in window order, and
@@ -177,7 +179,7 @@ func (c *committer) process(ctx context.Context, pending []FileSet, running offs
 			// that failed without an error). Advancing the offsets would
 			// lose them for good; refuse, loudly.
 			return append([]FileSet{w}, pending...), running, done, fmt.Errorf("%w: window %s of %s has %d rows but no data file", ErrLostRows, w.end().Format(time.RFC3339), c.ident, w.Rows)
-		case len(w.Files) == 0:
+		case len(w.Files) == 0 && len(w.Keys) == 0:
 			running.Advance(w.Ranges...) // running is this call's own copy
 			res.Outcome = "empty"
 		default:
@@ -264,6 +266,76 @@ func (c *committer) load(ctx context.Context) (*table.Table, error) {
 	return tbl, err
 }
 
+// stage adds the window's files to tx; for an upsert table, between the
+// deletes of the rows they replace (see Upsert).
+func (c *committer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Table, w FileSet, files []iceberg.DataFile, props iceberg.Properties) error {
+	if c.upsertKey == "" {
+		return tx.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck())
+	}
+	keys, losers := upsertFilters(w.Keys, c.upsertKey, c.upsertOffset)
+	if keys != nil && tbl.CurrentSnapshot() != nil {
+		if err := tx.Delete(ctx, keys, props); err != nil {
+			return err
+		}
+	}
+	if len(files) > 0 {
+		if err := tx.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck()); err != nil {
+			return err
+		}
+	}
+	if losers != nil {
+		if err := tx.Delete(ctx, losers, props); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// upsertFilters returns, for a window's keys, the filter of every row of
+// those keys (the live rows the window replaces or deletes) and the filter
+// of the window's own rows that are not their key's latest (nil when there
+// is none): a key in the window twice, or written and then deleted.
+func upsertFilters(refs []KeyRef, keyCol, offCol string) (keys, losers iceberg.BooleanExpression) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	latest := map[string]KeyRef{}
+	for _, r := range refs {
+		if l, ok := latest[r.Key]; !ok || r.Offset > l.Offset || (r.Offset == l.Offset && r.Partition > l.Partition) {
+			latest[r.Key] = r
+		}
+	}
+	names := make([]string, 0, len(latest))
+	for k := range latest {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	keys = iceberg.IsIn(iceberg.Reference(keyCol), names...)
+	stale := map[string][]int64{}
+	for _, r := range refs {
+		if !r.Delete && r != latest[r.Key] {
+			stale[r.Key] = append(stale[r.Key], r.Offset)
+		}
+	}
+	if len(stale) == 0 {
+		return keys, nil
+	}
+	names = names[:0]
+	for k := range stale {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		e := iceberg.NewAnd(iceberg.EqualTo(iceberg.Reference(keyCol), k), iceberg.IsIn(iceberg.Reference(offCol), stale[k]...))
+		if losers == nil {
+			losers = e
+		} else {
+			losers = iceberg.NewOr(losers, e)
+		}
+	}
+	return keys, losers
+}
+
 // commit makes one snapshot of the window's files, whose summary carries the
 // offsets next. A conflict or a transient error means reload and retry; a
 // window whose token is in the table's history already is not committed
@@ -331,7 +403,7 @@ func (c *committer) commit(ctx context.Context, w FileSet, next offsets.Offsets)
 		if err := tx.SetProperties(c.progress(next)); err != nil {
 			return err
 		}
-		if err := tx.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck()); err != nil {
+		if err := c.stage(ctx, tx, tbl, w, files, props); err != nil {
 			return err
 		}
 		nt, err := tx.Commit(ctx)

@@ -58,6 +58,9 @@ type Sink struct {
 	// cleanly (runners.Stop), where the committer runs in it (Prism), they
 	// are recorded at once.
 	ProgressEvery time.Duration
+	// UpsertKey and UpsertOffset, set by Upsert, name the key column and
+	// the source offset column of a table that holds one live row per key.
+	UpsertKey, UpsertOffset string
 }
 
 // Option configures a Sink at Open.
@@ -77,6 +80,22 @@ func Every(d time.Duration) Option { return func(s *Sink) { s.Interval = d } }
 // every window without rows at once, so that when the run ends the table
 // holds every offset that was read (see Uncommitted).
 func Bounded() Option { return func(s *Sink) { s.ProgressEvery = time.Nanosecond } }
+
+// Upsert makes the table hold at most one live row per key: the latest, by
+// source offset. The batches Write takes must be KeyedBatch; key names the
+// column that holds KeyedBatch.Key, and offset the column that holds each
+// row's source offset (Batch.RowOffset). Each window's commit is one
+// transaction of three snapshots at most: a merge-on-read delete of the
+// live rows of every key the window holds (position deletes), the append of
+// the window's files, and, when a key is in the window more than once, a
+// delete of all but its latest row. A reader of the table's current
+// snapshot sees all of it or none; a reader of one of those snapshots by id
+// sees the step. A key must live in one source partition (Kafka's default
+// partitioner puts it there): the latest row is the one of the highest
+// offset. The table must be of format version 2 or later.
+func Upsert(key, offset string) Option {
+	return func(s *Sink) { s.UpsertKey, s.UpsertOffset = key, offset }
+}
 
 // Open prepares table t of catalog cat for pipeline, the stable pipeline id
 // written into every snapshot summary. It fails when the catalog cannot be
@@ -101,6 +120,16 @@ func Open(ctx context.Context, cat CatalogConfig, t tables.Table, pipeline strin
 	sink.Committed, _, sink.Recreated, err = committedOffsets(tbl, pipeline, sink.TopicIDs)
 	if err != nil {
 		return nil, err
+	}
+	if sink.UpsertKey != "" {
+		if v := tbl.Metadata().Version(); v < 2 {
+			return nil, fmt.Errorf("icebergio.Open %s: an upsert table needs format version 2 or later (position deletes), it is %d", t.Ident, v)
+		}
+		for _, col := range []string{sink.UpsertKey, sink.UpsertOffset} {
+			if _, ok := tbl.Schema().FindFieldByName(col); !ok {
+				return nil, fmt.Errorf("icebergio.Open %s: upsert column %q is not in the table", t.Ident, col)
+			}
+		}
 	}
 	for _, other := range Pipelines(tbl) {
 		if other == pipeline {
@@ -134,12 +163,17 @@ func Write(s beam.Scope, sink *Sink, start offsets.Offsets, batches beam.PCollec
 	if !batches.Type().Type().Implements(batchType) {
 		panic(fmt.Sprintf("icebergio.Write %s: %v does not implement icebergio.Batch", sink.Table.Ident, batches.Type().Type()))
 	}
+	upsert := sink.UpsertKey != ""
+	if upsert && !batches.Type().Type().Implements(keyedBatchType) {
+		panic(fmt.Sprintf("icebergio.Write %s: an upsert table takes an icebergio.KeyedBatch, not %v", sink.Table.Ident, batches.Type().Type()))
+	}
 	interval := sink.Interval
 	if interval <= 0 {
 		interval = 10 * time.Second
 	}
 	windowed := beam.WindowInto(s, window.NewFixedWindows(interval), batches)
-	files := beam.ParDo(s, &writeFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, TargetFileSize: sink.TargetFileSize, TopicIDs: sink.TopicIDs}, windowed)
+	files := beam.ParDo(s, &writeFn{Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, TargetFileSize: sink.TargetFileSize, TopicIDs: sink.TopicIDs,
+		Upsert: upsert}, windowed)
 	// A writer emits a bundle's files when the bundle ends, stamped at the
 	// end of their window. A runner may have moved the watermark past that
 	// window meanwhile (Prism v2.77 takes a stage's output watermark from
@@ -156,7 +190,7 @@ func Write(s beam.Scope, sink *Sink, start offsets.Offsets, batches beam.PCollec
 	global := beam.WindowInto(s, window.NewGlobalWindows(), perWindow)
 	return beam.ParDo(s, &commitFn{
 		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start, TopicIDs: sink.TopicIDs,
-		ProgressEvery: int64(sink.ProgressEvery), Run: newRunID(),
+		ProgressEvery: int64(sink.ProgressEvery), Run: newRunID(), UpsertKey: sink.UpsertKey, UpsertOffset: sink.UpsertOffset,
 		Pending: state.MakeBagState[FileSet]("pending"),
 		Running: state.MakeValueState[string]("running"),
 	}, global)
@@ -175,7 +209,7 @@ type mergeFn struct{}
 
 func (mergeFn) ProcessElement(w beam.Window, table string, sets func(*FileSet) bool, emit func(string, FileSet)) {
 	// Empty slices, never nil: see FinishBundle in writer.go.
-	out := FileSet{Table: table, WindowEnd: int64(w.MaxTimestamp()) + 1, Files: [][]byte{}, Ranges: []offsets.Range{}}
+	out := FileSet{Table: table, WindowEnd: int64(w.MaxTimestamp()) + 1, Files: [][]byte{}, Ranges: []offsets.Range{}, Keys: []KeyRef{}}
 	var fs FileSet
 	for sets(&fs) {
 		out.add(fs)
@@ -195,6 +229,8 @@ type commitFn struct {
 	TopicIDs TopicIDs
 	// ProgressEvery is Sink.ProgressEvery, in nanoseconds.
 	ProgressEvery int64
+	// UpsertKey and UpsertOffset are the Sink's.
+	UpsertKey, UpsertOffset string
 
 	Pending state.Bag[FileSet]
 	Running state.Value[string]
@@ -276,7 +312,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 		}
 		tableSeen(f.Ident)
 		f.c = &committer{cat: cat, open: f.Catalog.Open, ident: f.Ident, pipeline: f.Pipeline, start: start, ids: ids, beforeCommit: beforeCommitPoint(f.Ident),
-			progressEvery: time.Duration(f.ProgressEvery)}
+			progressEvery: time.Duration(f.ProgressEvery), upsertKey: f.UpsertKey, upsertOffset: f.UpsertOffset}
 		return nil
 	})
 }

@@ -44,6 +44,20 @@ type FileSet struct {
 	// MinSourceMs and MaxSourceMs bound the source timestamps of the rows'
 	// records (0 when unknown).
 	MinSourceMs, MaxSourceMs int64
+	// Keys lists, for a table written with Upsert, the key of every row in
+	// Files and every delete of a key (see KeyedBatch), with its source
+	// position: what the committer needs to keep one live row per key.
+	// Empty otherwise.
+	Keys []KeyRef
+}
+
+// KeyRef is one row's key, or one delete of a key, at its source position.
+type KeyRef struct {
+	Key       string
+	Partition int32
+	Offset    int64
+	// Delete is set for a delete of the key (a tombstone): no row.
+	Delete bool
 }
 
 func (fs FileSet) end() time.Time { return time.UnixMilli(fs.WindowEnd).UTC() }
@@ -56,6 +70,7 @@ func (fs *FileSet) add(o FileSet) {
 	}
 	fs.Rows += o.Rows
 	fs.Bytes += o.Bytes
+	fs.Keys = append(fs.Keys, o.Keys...)
 	if o.MinSourceMs > 0 && (fs.MinSourceMs == 0 || o.MinSourceMs < fs.MinSourceMs) {
 		fs.MinSourceMs = o.MinSourceMs
 	}
@@ -77,6 +92,9 @@ type writeFn struct {
 	// a new schema or promoted columns of the table (see evolve.go).
 	// Default (0) 2s; negative never.
 	SchemaEvery int64
+	// Upsert is set for a table written with Upsert: the writer lists the
+	// keys of its rows and the deletes in each FileSet.
+	Upsert bool
 
 	cat       catalog.Catalog
 	tbl       *table.Table
@@ -100,6 +118,7 @@ type windowBuf struct {
 	minMs   int64
 	maxMs   int64
 	flush   bufWrites
+	keys    []KeyRef // with Upsert
 }
 
 func (f *writeFn) Setup(ctx context.Context) error {
@@ -234,6 +253,17 @@ func (f *writeFn) ProcessElement(ctx context.Context, w beam.Window, _ beam.Even
 		}
 	}
 	buf.ranges = offsets.AppendRange(buf.ranges, r)
+	if f.Upsert {
+		kb := elem.(KeyedBatch) // Write checked the type
+		for i := lo; i < n; i++ {
+			buf.keys = append(buf.keys, KeyRef{Key: kb.Key(i), Partition: r.Partition, Offset: b.RowOffset(i)})
+		}
+		for _, d := range kb.Deletes() {
+			if d.Offset >= r.Start {
+				buf.keys = append(buf.keys, KeyRef{Key: d.Key, Partition: r.Partition, Offset: d.Offset, Delete: true})
+			}
+		}
+	}
 	if st, ok := elem.(SourceTimed); ok && n > lo {
 		mn, mx := st.SourceTimeRange()
 		if mn > 0 && (buf.minMs == 0 || mn < buf.minMs) {
@@ -258,7 +288,8 @@ func (f *writeFn) FinishBundle(ctx context.Context, emit func(beam.EventTime, Fi
 		// non-nullable field as absent without marking it null; the next decode then
 		// misreads the element (on Flink: OutOfMemoryError in IterableLikeCoder.decode).
 		fs := FileSet{Table: f.Ident, WindowEnd: int64(buf.end) + 1, Files: [][]byte{},
-			Ranges: append([]offsets.Range{}, buf.ranges...), Rows: buf.rows, MinSourceMs: buf.minMs, MaxSourceMs: buf.maxMs}
+			Ranges: append([]offsets.Range{}, buf.ranges...), Rows: buf.rows, MinSourceMs: buf.minMs, MaxSourceMs: buf.maxMs,
+			Keys: append([]KeyRef{}, buf.keys...)}
 		if buf.rows > 0 {
 			files, err := f.finishWrites(ctx, buf)
 			if err != nil {
