@@ -32,7 +32,7 @@ type KeyedRowBatch struct {
 	Dels []icebergio.KeyDelete
 }
 
-func (b KeyedRowBatch) Key(i int) string                { return b.Rows[i].Key }
+func (b KeyedRowBatch) Key(i int) string               { return b.Rows[i].Key }
 func (b KeyedRowBatch) Deletes() []icebergio.KeyDelete { return b.Dels }
 
 func stampKeyed(b KeyedRowBatch, emit func(beam.EventTime, KeyedRowBatch)) {
