@@ -44,13 +44,7 @@ type KeyedBatch interface {
 	// Deletes returns the keys this batch deletes (a tombstone, an event
 	// that says so), each with its source offset, in offset order. A
 	// delete is not a row: its key's live row goes, and no row replaces it.
-	Deletes() []KeyDelete
-}
-
-// KeyDelete is the delete of a key at a source offset.
-type KeyDelete struct {
-	Key    string
-	Offset int64
+	Deletes() []offsets.KeyDelete
 }
 
 var keyedBatchType = reflect.TypeOf((*KeyedBatch)(nil)).Elem()

@@ -272,7 +272,11 @@ func (c *committer) stage(ctx context.Context, tx *table.Transaction, tbl *table
 	if c.upsertKey == "" {
 		return tx.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck())
 	}
-	keys, losers := upsertFilters(w.Keys, c.upsertKey, c.upsertOffset)
+	binary := false
+	if f, ok := tbl.Schema().FindFieldByName(c.upsertKey); ok {
+		_, binary = f.Type.(iceberg.BinaryType)
+	}
+	keys, losers := upsertFilters(w.Keys, c.upsertKey, c.upsertOffset, binary)
 	if keys != nil && tbl.CurrentSnapshot() != nil {
 		if err := tx.Delete(ctx, keys, props); err != nil {
 			return err
@@ -294,8 +298,9 @@ func (c *committer) stage(ctx context.Context, tx *table.Transaction, tbl *table
 // upsertFilters returns, for a window's keys, the filter of every row of
 // those keys (the live rows the window replaces or deletes) and the filter
 // of the window's own rows that are not their key's latest (nil when there
-// is none): a key in the window twice, or written and then deleted.
-func upsertFilters(refs []KeyRef, keyCol, offCol string) (keys, losers iceberg.BooleanExpression) {
+// is none): a key in the window twice, or written and then deleted. A key
+// column of type binary compares bytes (a Kafka key), any other its text.
+func upsertFilters(refs []KeyRef, keyCol, offCol string, binary bool) (keys, losers iceberg.BooleanExpression) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -310,7 +315,7 @@ func upsertFilters(refs []KeyRef, keyCol, offCol string) (keys, losers iceberg.B
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	keys = iceberg.IsIn(iceberg.Reference(keyCol), names...)
+	keys = keyIn(keyCol, binary, names)
 	stale := map[string][]int64{}
 	for _, r := range refs {
 		if !r.Delete && r != latest[r.Key] {
@@ -326,7 +331,7 @@ func upsertFilters(refs []KeyRef, keyCol, offCol string) (keys, losers iceberg.B
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		e := iceberg.NewAnd(iceberg.EqualTo(iceberg.Reference(keyCol), k), iceberg.IsIn(iceberg.Reference(offCol), stale[k]...))
+		e := iceberg.NewAnd(keyIn(keyCol, binary, []string{k}), iceberg.IsIn(iceberg.Reference(offCol), stale[k]...))
 		if losers == nil {
 			losers = e
 		} else {
@@ -334,6 +339,18 @@ func upsertFilters(refs []KeyRef, keyCol, offCol string) (keys, losers iceberg.B
 		}
 	}
 	return keys, losers
+}
+
+// keyIn is the filter "column in keys", of binary literals when binary.
+func keyIn(col string, binary bool, keys []string) iceberg.BooleanExpression {
+	if !binary {
+		return iceberg.IsIn(iceberg.Reference(col), keys...)
+	}
+	bs := make([][]byte, len(keys))
+	for i, k := range keys {
+		bs[i] = []byte(k)
+	}
+	return iceberg.IsIn(iceberg.Reference(col), bs...)
 }
 
 // commit makes one snapshot of the window's files, whose summary carries the

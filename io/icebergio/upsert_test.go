@@ -29,11 +29,11 @@ func init() {
 // Dels the keys it deletes.
 type KeyedRowBatch struct {
 	RowBatch
-	Dels []icebergio.KeyDelete
+	Dels []offsets.KeyDelete
 }
 
 func (b KeyedRowBatch) Key(i int) string               { return b.Rows[i].Key }
-func (b KeyedRowBatch) Deletes() []icebergio.KeyDelete { return b.Dels }
+func (b KeyedRowBatch) Deletes() []offsets.KeyDelete { return b.Dels }
 
 func stampKeyed(b KeyedRowBatch, emit func(beam.EventTime, KeyedRowBatch)) {
 	emit(beam.EventTime(b.EventTime), b)
@@ -58,7 +58,7 @@ func (u *upsertSource) batch(window int, p int32, start, end int64) KeyedRowBatc
 	for off := start; off < end; off++ {
 		key := fmt.Sprintf("p%d-k%d", p, off%int64(u.keys))
 		if u.deletes[off] {
-			b.Dels = append(b.Dels, icebergio.KeyDelete{Key: key, Offset: off})
+			b.Dels = append(b.Dels, offsets.KeyDelete{Key: key, Offset: off})
 			delete(u.latest, key)
 			continue
 		}

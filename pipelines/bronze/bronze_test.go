@@ -468,6 +468,7 @@ func TestRunBadConfiguration(t *testing.T) {
 		{"malformed route", []string{"--brokers=127.0.0.1:1", "--route=type=x"}, "--route"},
 		{"route template without values", []string{"--brokers=127.0.0.1:1", "--route=*:lakehouse.t_{type}"}, "--route"},
 		{"route to a bad table name", []string{"--brokers=127.0.0.1:1", "--route=type=x:nonamespace"}, "--route"},
+		{"upsert with routes", []string{"--brokers=127.0.0.1:1", "--upsert", "--route=type=x:lakehouse.x"}, "--upsert"},
 		{"route to the dead letters", []string{"--brokers=127.0.0.1:1", "--route=type=x:lakehouse.bronze_events_dlq"}, "--route"},
 		{"bad commit interval", []string{"--commit-interval=abc"}, "--commit-interval=abc"},
 		{"malformed PostgreSQL URL", []string{"--brokers=127.0.0.1:1", "--metrics-addr=", "--catalog-uri=postgres://haade:s3cret@127.0.0.1:5432:x/lakehouse"}, "--catalog-uri"},

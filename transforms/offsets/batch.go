@@ -11,6 +11,14 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*Header)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Batch)(nil)).Elem())
 	beam.RegisterType(reflect.TypeOf((*Range)(nil)).Elem())
+	beam.RegisterType(reflect.TypeOf((*KeyDelete)(nil)).Elem())
+}
+
+// KeyDelete is the delete of a key at a source offset: a tombstone, or an
+// event that says so, for a table that keeps one row per key.
+type KeyDelete struct {
+	Key    string
+	Offset int64
 }
 
 // Record is one Kafka record.

@@ -24,7 +24,16 @@ type EventBatch struct {
 	// Route is the index of the table these rows go to, among the tables
 	// of the routes Events was given (0 without routes).
 	Route int
+	// Dels are the keys this batch deletes, with the option Keyed.
+	Dels []offsets.KeyDelete
 }
+
+// Key returns row i's Kafka key, the key of a Keyed table
+// (icebergio.KeyedBatch).
+func (b EventBatch) Key(i int) string { return string(b.Rows[i].KafkaKey) }
+
+// Deletes returns the keys the batch deletes (icebergio.KeyedBatch).
+func (b EventBatch) Deletes() []offsets.KeyDelete { return b.Dels }
 
 func (b EventBatch) Range() offsets.Range  { return b.Source }
 func (b EventBatch) RowSlice() any         { return b.Rows }

@@ -27,5 +27,5 @@ func ExampleSplitError() {
 	// 2 syntax
 	// 3 bad_timestamp
 	// 4 tombstone
-	// [empty syntax not_object trailing_data wrong_type missing_timestamp bad_timestamp duplicate_member other tombstone unrouted]
+	// [empty syntax not_object trailing_data wrong_type missing_timestamp bad_timestamp duplicate_member other tombstone unrouted no_key]
 }

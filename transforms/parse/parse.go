@@ -3,6 +3,7 @@ package parse
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -34,6 +35,15 @@ type Option func(*Output)
 // tables' PCollections apart.
 func Routes(r *route.Rules) Option {
 	return func(o *Output) { o.Routes = r.String() }
+}
+
+// Keyed makes the events rows of a table that keeps one row per Kafka key
+// (icebergio.Upsert on kafka_key): a tombstone with a key, and an event
+// whose member "op" is "delete", delete their key (EventBatch.Dels) instead
+// of being a dead letter or a row; a record without a key is a dead letter
+// with the reason NoKey.
+func Keyed() Option {
+	return func(o *Output) { o.Keyed = true }
 }
 
 // NewOutput returns the Output of a parser's DoFn, configured by opts.
@@ -84,6 +94,8 @@ type Output struct {
 	// Routes is a route specification (transforms/route); empty: every
 	// event goes to one table.
 	Routes string
+	// Keyed is set by the option Keyed.
+	Keyed bool
 
 	rules        *route.Rules
 	parsed, dead beam.Counter
@@ -117,6 +129,12 @@ func (o *Output) Emit(ctx context.Context, b offsets.Batch, eb EventBatch, db De
 		}
 		db.KafkaMinMs, db.KafkaMaxMs = eb.KafkaMinMs, eb.KafkaMaxMs
 	}
+	if o.Keyed {
+		eb, db = keyed(b, eb, db)
+	}
+	if eb.Dels == nil {
+		eb.Dels = []offsets.KeyDelete{} // never nil: see icebergio's FileSet on Beam Java's RowCoder
+	}
 	routed := []EventBatch{eb}
 	if o.rules != nil {
 		routed, db = o.route(b, eb, db)
@@ -138,6 +156,62 @@ func (o *Output) Emit(ctx context.Context, b offsets.Batch, eb EventBatch, db De
 	bad(db)
 }
 
+// keyed moves the deletes of keys out of eb's events and db's tombstones
+// into eb.Dels, and makes the events without a key dead letters (see
+// Keyed). Both keep offset order.
+func keyed(b offsets.Batch, eb EventBatch, db DeadLetterBatch) (EventBatch, DeadLetterBatch) {
+	rows := eb.Rows[:0:0]
+	added := 0
+	for i := range eb.Rows {
+		ev := &eb.Rows[i]
+		switch {
+		case ev.KafkaKey == nil:
+			db.Rows = append(db.Rows, DeadLetterOf(b.Topic, b.Partition, recordAt(b, ev.KafkaOffset), NoKeyReason))
+			added++
+		case isDelete(ev):
+			eb.Dels = append(eb.Dels, offsets.KeyDelete{Key: string(ev.KafkaKey), Offset: ev.KafkaOffset})
+		default:
+			rows = append(rows, *ev)
+		}
+	}
+	eb.Rows = rows
+	dead := db.Rows[:0:0]
+	for _, dl := range db.Rows {
+		if dl.Payload == nil && dl.KafkaKey != nil { // a tombstone with a key
+			eb.Dels = append(eb.Dels, offsets.KeyDelete{Key: string(dl.KafkaKey), Offset: dl.KafkaOffset})
+			continue
+		}
+		dead = append(dead, dl)
+	}
+	db.Rows = dead
+	slices.SortStableFunc(eb.Dels, func(a, b offsets.KeyDelete) int { return cmp.Compare(a.Offset, b.Offset) })
+	if added > 0 {
+		slices.SortStableFunc(db.Rows, func(a, b tables.DeadLetter) int { return cmp.Compare(a.KafkaOffset, b.KafkaOffset) })
+	}
+	return eb, db
+}
+
+// isDelete reports whether an event's member "op" is "delete".
+func isDelete(ev *tables.BronzeEvent) bool {
+	if ev.Extra == nil || !strings.Contains(*ev.Extra, `"op"`) {
+		return false
+	}
+	var m struct {
+		Op string `json:"op"`
+	}
+	return json.Unmarshal([]byte(*ev.Extra), &m) == nil && m.Op == "delete"
+}
+
+// recordAt returns the record of b at offset off, which one of its rows
+// came from.
+func recordAt(b offsets.Batch, off int64) *offsets.Record {
+	j, found := slices.BinarySearchFunc(b.Records, off, func(r offsets.Record, off int64) int { return cmp.Compare(r.Offset, off) })
+	if !found {
+		panic(fmt.Sprintf("parse: a row at %s/%d offset %d is not in its batch", b.Topic, b.Partition, off))
+	}
+	return &b.Records[j]
+}
+
 // route splits eb's events into one batch per table of the rules, each with
 // eb's range and bounds, and makes the events no rule matches dead letters,
 // merged into db in offset order.
@@ -145,7 +219,7 @@ func (o *Output) route(b offsets.Batch, eb EventBatch, db DeadLetterBatch) ([]Ev
 	n := len(o.rules.Tables())
 	out := make([]EventBatch, n)
 	for i := range out {
-		out[i] = EventBatch{Source: eb.Source, Route: i, KafkaMinMs: eb.KafkaMinMs, KafkaMaxMs: eb.KafkaMaxMs, Rows: []tables.BronzeEvent{}}
+		out[i] = EventBatch{Source: eb.Source, Route: i, KafkaMinMs: eb.KafkaMinMs, KafkaMaxMs: eb.KafkaMaxMs, Rows: []tables.BronzeEvent{}, Dels: []offsets.KeyDelete{}}
 	}
 	unrouted := 0
 	for i := range eb.Rows {
@@ -155,11 +229,7 @@ func (o *Output) route(b offsets.Batch, eb EventBatch, db DeadLetterBatch) ([]Ev
 			out[k].Rows = append(out[k].Rows, *ev)
 			continue
 		}
-		j, found := slices.BinarySearchFunc(b.Records, ev.KafkaOffset, func(r offsets.Record, off int64) int { return cmp.Compare(r.Offset, off) })
-		if !found {
-			panic(fmt.Sprintf("parse: event at %s/%d offset %d is not in its batch", b.Topic, b.Partition, ev.KafkaOffset))
-		}
-		db.Rows = append(db.Rows, DeadLetterOf(b.Topic, b.Partition, &b.Records[j], reason))
+		db.Rows = append(db.Rows, DeadLetterOf(b.Topic, b.Partition, recordAt(b, ev.KafkaOffset), reason))
 		unrouted++
 	}
 	if unrouted > 0 {

@@ -17,12 +17,20 @@ const Tombstone = "tombstone"
 // TombstoneReason is a tombstone's whole error column.
 const TombstoneReason = Tombstone + ": the record has no value (null)"
 
+// NoKey is the reason of a record without a Kafka key, for a table that
+// keeps one row per key (Keyed); NoKeyReason is its whole error column.
+const (
+	NoKey       = "no_key"
+	NoKeyReason = NoKey + ": the record has no Kafka key, and the table keeps one row per key (--upsert)"
+)
+
 // DeadLetterReasons lists every reason a dead letter of bronze's can carry
 // at the start of its error column (see SplitError): the parser's
-// (event.Reasons), Tombstone, and route.Unrouted (with --route).
-// io/registryio adds its own two reasons with --schema-registry.
+// (event.Reasons), Tombstone, route.Unrouted (with --route) and NoKey
+// (with --upsert). io/registryio adds its own two reasons with
+// --schema-registry.
 func DeadLetterReasons() []string {
-	return append(event.Reasons(), Tombstone, route.Unrouted)
+	return append(event.Reasons(), Tombstone, route.Unrouted, NoKey)
 }
 
 // SplitError splits a dead letter's error column, "REASON: DETAIL", into

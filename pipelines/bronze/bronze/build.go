@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -90,7 +91,12 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	}
 	pl := &Plan{Start: offsets.Offsets{}, End: offsets.Offsets{}}
 	for _, ident := range cfg.EventTables() {
-		events, err := icebergio.Open(ctx, cfg.Catalog, tables.Bronze.As(ident), cfg.Pipeline, opts...)
+		t, eopts := tables.Bronze.As(ident), opts
+		if cfg.Upsert {
+			t = upsertTable(t)
+			eopts = append(slices.Clone(opts), icebergio.Upsert("kafka_key", "kafka_offset"))
+		}
+		events, err := icebergio.Open(ctx, cfg.Catalog, t, cfg.Pipeline, eopts...)
 		if err != nil {
 			return nil, CatalogError(err)
 		}
@@ -167,6 +173,9 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	if cfg.Routes != nil {
 		popts = append(popts, parse.Routes(cfg.Routes))
 	}
+	if cfg.Upsert {
+		popts = append(popts, parse.Keyed())
+	}
 	good, bad := parseEvents(s, records, cfg.Registry, popts...)
 	good = enrich.IngestedAt(s, good)
 	bad = enrich.IngestedAt(s, bad)
@@ -175,6 +184,19 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	}
 	icebergio.Write(s, dead, pl.Start, bad)
 	return pl, nil
+}
+
+// upsertTable is t, created (when missing) with merge-on-read deletes: an
+// upsert window deletes the rows it replaces with position deletes instead
+// of rewriting their files.
+func upsertTable(t tables.Table) tables.Table {
+	props := maps.Clone(t.Properties)
+	if props == nil {
+		props = map[string]string{}
+	}
+	props["write.delete.mode"] = "merge-on-read"
+	t.Properties = props
+	return t
 }
 
 // brokersError names the flag of the brokers that an error of the Kafka

@@ -37,6 +37,10 @@ type Config struct {
 	// member of the event (--route; see transforms/route). Nil: every
 	// event goes to Table.
 	Routes *route.Rules
+	// Upsert makes Table hold the latest event of each Kafka key
+	// (--upsert): a tombstone, or an event whose "op" is "delete", deletes
+	// its key; a record without a key is a dead letter.
+	Upsert bool
 	// CommitInterval is the window length: one snapshot per interval.
 	CommitInterval time.Duration
 	// Start is where partitions begin when the tables hold no offsets.
@@ -88,6 +92,7 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 	clientMetrics := fs.Bool("kafka-client-metrics-per-partition", false, "serve franz-go's kgo_* metrics per reader's client, with the request-duration histogram (default: summed per read, no histogram)")
 	readers := fs.Int("kafka-readers", kafkaio.DefaultReaders, "the most readers of the topic: its partitions are dealt into this many groups, each read by one Kafka client (on Flink: the read's parallelism); a topic with fewer partitions gets one reader per partition")
 	registry := registryFlags(fs)
+	upsert := fs.Bool("upsert", false, "keep in --table only the latest event of each Kafka key (by offset): a tombstone, or an event with \"op\": \"delete\", deletes its key, and a record without a key is a dead letter; the table must be of format version 2 (see docs/DESIGN.md, \"Upserts\")")
 	routes := fs.String("route", "", "send each event to a table chosen by its topic or a member of the event, instead of --table: comma-separated rules FIELD=V1|V2[&FIELD=...]:TABLE, the first that matches wins, {FIELD} in TABLE stands for the value, * matches every event; an event no rule matches is a dead letter (see docs/DESIGN.md, \"Routing\")")
 
 	return func() (Config, error) {
@@ -100,6 +105,7 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 		c.Kafka.ReadUncommitted = *readUncommitted
 		c.Kafka.ClientMetricsPerPartition = *clientMetrics
 		c.Readers = *readers
+		c.Upsert = *upsert
 		c.Registry = registry(c.Kafka.Topic)
 		var err error
 		if *routes != "" {
@@ -209,6 +215,9 @@ func (c Config) Validate() error {
 				return fmt.Errorf("--route: table %s is --dlq-table", t)
 			}
 		}
+	}
+	if c.Upsert && c.Routes != nil {
+		return errors.New("--upsert: one table, not with --route (a tombstone has no member to route it by)")
 	}
 	if len(topics) > 1 && (c.Registry.URL != "" || c.Registry.Validate) {
 		// The registry's subject is the topic's (TopicNameStrategy).
