@@ -32,7 +32,7 @@ type KeyedRowBatch struct {
 	Dels []offsets.KeyDelete
 }
 
-func (b KeyedRowBatch) Key(i int) string               { return b.Rows[i].Key }
+func (b KeyedRowBatch) Key(i int) string             { return b.Rows[i].Key }
 func (b KeyedRowBatch) Deletes() []offsets.KeyDelete { return b.Dels }
 
 func stampKeyed(b KeyedRowBatch, emit func(beam.EventTime, KeyedRowBatch)) {
