@@ -26,6 +26,7 @@ var sleeps = map[string]string{
 	"testing/analytics/trino_test.go:trino.do":                               "Trino's client protocol asks again after a 502, 503 or 504: a client's pause between attempts, not a wait for an event",
 	"testing/e2e/bronze_e2e_test.go:TestCrashes":                             "kill -9 at a random moment 9 to 15 s into the stream: the moment is the case",
 	"testing/e2e/bronze_e2e_test.go:env.outage":                              "the service stays down for the outage's length: the outage is the case (what follows waits for bronze's next commit)",
+	"testing/e2e/upsert_e2e_test.go:TestUpsertCrashes":                       "kill -9 at a random moment up to 3 s after a run's first commit, while keyed updates stream in: the moment is the case",
 	"testing/e2e/route_e2e_test.go:TestRoutedCrashes":                        "kill -9 at a random moment up to 3 s after a run's first commit, while both topics grow: the moment is the case",
 	"testing/e2e/registry_e2e_test.go:TestSchemaRegistryOutage":              "the registry stays away 20 s while events that need it arrive, and bronze must neither exit nor write dead letters meanwhile: the interval is the case",
 	"testing/faults/cases_faults_test.go:secondSigterm":                      "two SIGTERMs a second apart, as GNU timeout sends them: the interval is the case",
