@@ -168,7 +168,11 @@ func partitionSpec(t tables.Table, sc *iceberg.Schema) (iceberg.PartitionSpec, e
 
 // TableStat summarises a table from its current snapshot's summary.
 type TableStat struct {
-	Rows, DataFiles int64
+	// Rows counts the rows of the data files; Deletes the position deletes
+	// that remove some of them (an upsert table's replaced rows). A row may
+	// be deleted more than once (see Upsert), so Rows-Deletes is no count
+	// of live rows.
+	Rows, Deletes, DataFiles int64
 	Snapshots       int
 	Location        string
 	Offsets         offsets.Offsets
@@ -184,6 +188,7 @@ func Stat(ctx context.Context, cat catalog.Catalog, ident, pipeline string) (Tab
 	st := TableStat{Snapshots: len(tbl.Metadata().Snapshots()), Location: tbl.Location()}
 	if s := tbl.CurrentSnapshot(); s != nil && s.Summary != nil {
 		st.Rows, _ = strconv.ParseInt(s.Summary.Properties["total-records"], 10, 64)
+		st.Deletes, _ = strconv.ParseInt(s.Summary.Properties["total-position-deletes"], 10, 64)
 		st.DataFiles, _ = strconv.ParseInt(s.Summary.Properties["total-data-files"], 10, 64)
 	}
 	st.Offsets, err = CommittedOffsets(tbl, pipeline)

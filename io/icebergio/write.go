@@ -93,6 +93,12 @@ func Bounded() Option { return func(s *Sink) { s.ProgressEvery = time.Nanosecond
 // sees the step. A key must live in one source partition (Kafka's default
 // partitioner puts it there): the latest row is the one of the highest
 // offset. The table must be of format version 2 or later.
+//
+// iceberg-go v0.7.0's Delete looks for the rows of its filter without the
+// table's delete files, so a key's rows that an earlier window deleted are
+// deleted again, once per later update of the key: the position deletes
+// grow with the square of a key's updates until compaction rewrites the
+// files. Readers apply a position deleted twice once.
 func Upsert(key, offset string) Option {
 	return func(s *Sink) { s.UpsertKey, s.UpsertOffset = key, offset }
 }

@@ -67,7 +67,11 @@ func printSummary(out io.Writer, cfg bronze.Config, pl *bronze.Plan, took time.D
 	}
 	for i, ident := range cfg.AllTables() {
 		st := stats[i]
-		fmt.Fprintf(out, "%-32s %8d rows  %3d snapshots  %4d data files  %s\n", ident, st.Rows, st.Snapshots, st.DataFiles, st.Location)
+		deletes := ""
+		if st.Deletes > 0 {
+			deletes = fmt.Sprintf(" (less %d position deletes)", st.Deletes)
+		}
+		fmt.Fprintf(out, "%-32s %8d rows%s  %3d snapshots  %4d data files  %s\n", ident, st.Rows, deletes, st.Snapshots, st.DataFiles, st.Location)
 	}
 	wh, _ := cfg.Catalog.WarehouseURL()
 	fmt.Fprintf(out, "catalog %q (%s %s), warehouse %s\n", cfg.Catalog.Name, cfg.Catalog.Type, secret.RedactURI(cfg.Catalog.URI), wh)
