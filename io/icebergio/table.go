@@ -173,9 +173,9 @@ type TableStat struct {
 	// be deleted more than once (see Upsert), so Rows-Deletes is no count
 	// of live rows.
 	Rows, Deletes, DataFiles int64
-	Snapshots       int
-	Location        string
-	Offsets         offsets.Offsets
+	Snapshots                int
+	Location                 string
+	Offsets                  offsets.Offsets
 }
 
 // Stat reads a table's row count, data file count, snapshot count,
