@@ -267,7 +267,8 @@ func (c *committer) load(ctx context.Context) (*table.Table, error) {
 }
 
 // stage adds the window's files to tx; for an upsert table, between the
-// deletes of the rows they replace (see Upsert).
+// deletes of the rows they replace (see Upsert): copy-on-write, each data
+// file that holds one of them is rewritten without it.
 func (c *committer) stage(ctx context.Context, tx *table.Transaction, tbl *table.Table, w FileSet, files []iceberg.DataFile, props iceberg.Properties) error {
 	if c.upsertKey == "" {
 		return tx.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck())

@@ -169,9 +169,8 @@ func partitionSpec(t tables.Table, sc *iceberg.Schema) (iceberg.PartitionSpec, e
 // TableStat summarises a table from its current snapshot's summary.
 type TableStat struct {
 	// Rows counts the rows of the data files; Deletes the position deletes
-	// that remove some of them (an upsert table's replaced rows). A row may
-	// be deleted more than once (see Upsert), so Rows-Deletes is no count
-	// of live rows.
+	// that remove some of them (another engine's merge-on-read deletes; an
+	// upsert table's are copy-on-write and leave none).
 	Rows, Deletes, DataFiles int64
 	Snapshots                int
 	Location                 string

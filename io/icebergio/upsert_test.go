@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,7 +74,7 @@ func upsertTable(t *testing.T, name string) *icebergio.Sink {
 	t.Helper()
 	cfg, _ := icebergtest.Catalog(t)
 	sink, err := icebergio.Open(context.Background(), cfg, tables.Table{Ident: "ns." + name, Row: Row{},
-		Properties: map[string]string{"write.delete.mode": "merge-on-read"}}, pipeline, icebergio.Upsert("key", "offset"))
+		Properties: map[string]string{"write.delete.mode": "copy-on-write"}}, pipeline, icebergio.Upsert("key", "offset"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +128,7 @@ func TestUpsertKeepsTheLatestRowPerKey(t *testing.T) {
 	if diff := cmp.Diff(u.latest, live(t, sink)); diff != "" {
 		t.Errorf("live rows, key -> note (-want +got):\n%s", diff)
 	}
+	checkNoDeleteFiles(t, sink)
 }
 
 // A crash before the second window's commit, then the source from the
@@ -161,5 +163,35 @@ func TestUpsertCrashThenReplay(t *testing.T) {
 	}
 	if diff := cmp.Diff(u.latest, live(t, sink)); diff != "" {
 		t.Errorf("live rows, key -> note (-want +got):\n%s", diff)
+	}
+}
+
+// checkNoDeleteFiles asserts that the table holds no delete file: the
+// upserts rewrote the data files instead (copy-on-write).
+func checkNoDeleteFiles(t *testing.T, sink *icebergio.Sink) {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := sink.Catalog.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer icebergio.CloseCatalog(cat)
+	tbl, err := icebergio.LoadTable(ctx, cat, sink.Table.Ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := tbl.CurrentSnapshot().Summary.Properties
+	if sum["total-delete-files"] != "0" || sum["total-data-files"] == "0" {
+		t.Errorf("the current snapshot's summary %v: want data files and no delete file", sum)
+	}
+}
+
+// Open refuses an upsert table whose deletes are merge-on-read.
+func TestUpsertRefusesMergeOnRead(t *testing.T) {
+	cfg, _ := icebergtest.Catalog(t)
+	_, err := icebergio.Open(context.Background(), cfg, tables.Table{Ident: "ns.mor", Row: Row{},
+		Properties: map[string]string{"write.delete.mode": "merge-on-read"}}, pipeline, icebergio.Upsert("key", "offset"))
+	if err == nil || !strings.Contains(err.Error(), "write.delete.mode is merge-on-read") {
+		t.Fatalf("Open of a merge-on-read upsert table = %v, want a refusal naming write.delete.mode", err)
 	}
 }

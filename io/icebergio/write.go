@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/internal/inject"
 	"github.com/haade/haade/internal/stop"
 	"github.com/haade/haade/transforms/offsets"
@@ -85,20 +86,22 @@ func Bounded() Option { return func(s *Sink) { s.ProgressEvery = time.Nanosecond
 // source offset. The batches Write takes must be KeyedBatch; key names the
 // column that holds KeyedBatch.Key, and offset the column that holds each
 // row's source offset (Batch.RowOffset). Each window's commit is one
-// transaction of three snapshots at most: a merge-on-read delete of the
-// live rows of every key the window holds (position deletes), the append of
-// the window's files, and, when a key is in the window more than once, a
-// delete of all but its latest row. A reader of the table's current
-// snapshot sees all of it or none; a reader of one of those snapshots by id
-// sees the step. A key must live in one source partition (Kafka's default
-// partitioner puts it there): the latest row is the one of the highest
-// offset. The table must be of format version 2 or later.
+// transaction of up to three snapshots: a delete of the rows of every key
+// the window holds, the append of the window's files, and, when a key is in
+// the window more than once, a delete of all but its latest row. A reader
+// of the table's current snapshot sees all of it or none; a reader of one
+// of those snapshots by id sees the step. A key must live in one source
+// partition (Kafka's default partitioner puts it there): the latest row is
+// the one of the highest offset.
 //
-// iceberg-go v0.7.0's Delete looks for the rows of its filter without the
-// table's delete files, so a key's rows that an earlier window deleted are
-// deleted again, once per later update of the key: the position deletes
-// grow with the square of a key's updates until compaction rewrites the
-// files. Readers apply a position deleted twice once.
+// The deletes are copy-on-write: the data files that hold a replaced row are
+// rewritten without it, and the table holds no delete file. Open refuses a
+// table whose write.delete.mode is merge-on-read: iceberg-go v0.7.0 writes
+// its position deletes in the order it scanned the data files, not sorted
+// by file and position as the spec says, and Trino then misses some of them
+// (rows of replaced keys came back in Trino and not in Spark or pyiceberg;
+// see docs/DESIGN.md, "Upserts"). The table must be of format version 2 or
+// later.
 func Upsert(key, offset string) Option {
 	return func(s *Sink) { s.UpsertKey, s.UpsertOffset = key, offset }
 }
@@ -135,6 +138,10 @@ func Open(ctx context.Context, cat CatalogConfig, t tables.Table, pipeline strin
 			if _, ok := tbl.Schema().FindFieldByName(col); !ok {
 				return nil, fmt.Errorf("icebergio.Open %s: upsert column %q is not in the table", t.Ident, col)
 			}
+		}
+		if mode := tbl.Properties()[table.WriteDeleteModeKey]; mode == table.WriteModeMergeOnRead {
+			return nil, fmt.Errorf("icebergio.Open %s: an upsert table's deletes are copy-on-write; its %s is %s, whose position deletes iceberg-go writes unsorted and Trino then misreads: set it to %s (ALTER TABLE ... SET TBLPROPERTIES)",
+				t.Ident, table.WriteDeleteModeKey, mode, table.WriteModeCopyOnWrite)
 		}
 	}
 	for _, other := range Pipelines(tbl) {

@@ -35,7 +35,7 @@ const (
 
 var (
 	repoRoot                                string
-	bronzeBin, silverBin, goldBin, queryBin string
+	bronzeBin, silverBin, goldBin, queryBin, maintainBin string
 	// started are the services TestMain started, stopped at the end.
 	started []string
 )
@@ -56,10 +56,10 @@ func testMain(m *testing.M) int {
 	t0 := time.Now()
 	// The pipelines run as processes of their own, through their command lines.
 	bins, done := cmdtest.BuildTemp(filepath.Join(repoRoot, "pipelines/bronze"), filepath.Join(repoRoot, "pipelines/silver"),
-		filepath.Join(repoRoot, "pipelines/gold"), filepath.Join(repoRoot, "pipelines/query"))
+		filepath.Join(repoRoot, "pipelines/gold"), filepath.Join(repoRoot, "pipelines/query"), filepath.Join(repoRoot, "pipelines/maintain"))
 	defer done()
-	bronzeBin, silverBin, goldBin, queryBin = bins[0], bins[1], bins[2], bins[3]
-	fmt.Fprintf(os.Stderr, "analytics: built bronze, silver, gold and query in %v\n", time.Since(t0).Round(time.Second))
+	bronzeBin, silverBin, goldBin, queryBin, maintainBin = bins[0], bins[1], bins[2], bins[3], bins[4]
+	fmt.Fprintf(os.Stderr, "analytics: built bronze, silver, gold, query and maintain in %v\n", time.Since(t0).Round(time.Second))
 	for _, s := range []string{"postgres", "minio", "kafka", "trino"} {
 		_, err := cmdtest.Script(repoRoot, nil, s, "status")
 		wasRunning := err == nil

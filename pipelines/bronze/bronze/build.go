@@ -186,15 +186,14 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 	return pl, nil
 }
 
-// upsertTable is t, created (when missing) with merge-on-read deletes: an
-// upsert window deletes the rows it replaces with position deletes instead
-// of rewriting their files.
+// upsertTable is t, created (when missing) with copy-on-write deletes, as
+// icebergio.Upsert needs.
 func upsertTable(t tables.Table) tables.Table {
 	props := maps.Clone(t.Properties)
 	if props == nil {
 		props = map[string]string{}
 	}
-	props["write.delete.mode"] = "merge-on-read"
+	props["write.delete.mode"] = "copy-on-write"
 	t.Properties = props
 	return t
 }
