@@ -34,7 +34,7 @@ const (
 )
 
 var (
-	repoRoot                                string
+	repoRoot                                             string
 	bronzeBin, silverBin, goldBin, queryBin, maintainBin string
 	// started are the services TestMain started, stopped at the end.
 	started []string
