@@ -3,7 +3,6 @@ package icebergio_test
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
-	icerows "github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/transforms/tables"
 )
@@ -112,15 +110,7 @@ func TestDeleteThenAppendIsOneCommit(t *testing.T) {
 // them, as a HAADE writer does.
 func writeDataFiles(t *testing.T, tbl *table.Table, rows []Row) []iceberg.DataFile {
 	t.Helper()
-	b, err := icerows.NewRowBuilder(nil, tbl.Schema(), reflect.Zero(reflect.TypeOf(rows).Elem()).Interface())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Release()
-	if err := b.Append(rows); err != nil {
-		t.Fatal(err)
-	}
-	rec := b.NewRecordBatch()
+	rec := icebergtest.Record(t, tbl, rows)
 	defer rec.Release()
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {

@@ -3,13 +3,11 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,71 +20,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// routedProducer produces to two topics at a steady rate, event types
-// rating, outlook and other, a malformed record now and then, and keeps
-// what Kafka acknowledged: topic/partition/offset -> value.
-type routedProducer struct {
-	stop  chan struct{}
-	done  chan struct{}
-	mu    sync.Mutex
-	acked map[string][]byte
-	err   error
-}
-
-func startRoutedProducer(t *testing.T, topics []string, rate int) *routedProducer {
+// startRoutedProducer produces to two topics at a steady rate, event
+// types rating, outlook and other, a malformed record now and then, and
+// keeps what Kafka acknowledged in acked: topic/partition/offset -> value.
+func startRoutedProducer(t *testing.T, topics []string, rate int, acked map[string][]byte) *ackedProducer {
 	cl := mustClient(t, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerLinger(5*time.Millisecond))
-	rp := &routedProducer{stop: make(chan struct{}), done: make(chan struct{}), acked: map[string][]byte{}}
 	types := []string{"rating", "outlook", "other"}
-	go func() {
-		defer close(rp.done)
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		for i := 0; ; i++ {
-			select {
-			case <-rp.stop:
-				return
-			case <-tick.C:
-			}
-			for j := range rate / 100 {
-				n := i*(rate/100) + j
-				topic := topics[n%len(topics)]
-				v := fmt.Appendf(nil, `{"source":"news","title":"e%d","timestamp":"2026-05-19T10:00:00Z","type":%q}`, n, types[(n/2)%3])
-				if n%97 == 0 {
-					v = []byte(`{"source": "news", "title": `)
-				}
-				wg.Add(1)
-				cl.Produce(context.Background(), &kgo.Record{Topic: topic, Value: v}, func(r *kgo.Record, err error) {
-					defer wg.Done()
-					rp.mu.Lock()
-					defer rp.mu.Unlock()
-					if err != nil {
-						rp.err = err
-						return
-					}
-					rp.acked[fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset)] = r.Value
-				})
-			}
+	return startAcked(cl, rate, func(n int) (*kgo.Record, func(*kgo.Record)) {
+		v := fmt.Appendf(nil, `{"source":"news","title":"e%d","timestamp":"2026-05-19T10:00:00Z","type":%q}`, n, types[(n/2)%3])
+		if n%97 == 0 {
+			v = []byte(`{"source": "news", "title": `)
 		}
-	}()
-	return rp
-}
-
-// finish stops the producer and returns what Kafka acknowledged.
-func (rp *routedProducer) finish(t *testing.T) map[string][]byte {
-	close(rp.stop)
-	<-rp.done
-	if rp.err != nil {
-		t.Fatalf("producing: %v", rp.err)
-	}
-	return rp.acked
-}
-
-func (rp *routedProducer) count() int {
-	rp.mu.Lock()
-	defer rp.mu.Unlock()
-	return len(rp.acked)
+		return &kgo.Record{Topic: topics[n%len(topics)], Value: v}, func(r *kgo.Record) {
+			acked[fmt.Sprintf("%s/%d/%d", r.Topic, r.Partition, r.Offset)] = r.Value
+		}
+	})
 }
 
 // One streaming bronze reads two topics and routes them by topic and by a
@@ -127,7 +75,8 @@ func TestRoutedCrashes(t *testing.T) {
 		}
 	}
 	args := []string{"--topic=" + e.topic + "," + ratings, "--route=" + spec}
-	rp := startRoutedProducer(t, []string{e.topic, ratings}, 1000)
+	acked := map[string][]byte{}
+	rp := startRoutedProducer(t, []string{e.topic, ratings}, 1000, acked)
 	p := e.startBronze(args...)
 	for i := range 2 {
 		// Kill once the run has committed and is in the middle of its
@@ -135,11 +84,11 @@ func TestRoutedCrashes(t *testing.T) {
 		e.waitCommits(p, 0, 2*time.Minute)
 		time.Sleep(rand.N(3 * time.Second))
 		p.kill9()
-		t.Logf("kill -9 #%d (%d records acknowledged so far; that run made %d commits)", i+1, rp.count(), countLines(p.log, `msg=committed`))
+		t.Logf("kill -9 #%d (that run made %d commits)", i+1, countLines(p.log, `msg=committed`))
 		p = e.startBronze(args...)
 	}
 	e.waitCommits(p, 0, 2*time.Minute)
-	acked := rp.finish(t)
+	rp.finish(t)
 	all := append(slices.Clone(routed), e.dlq)
 	held := func() (map[string][]string, int) {
 		got := map[string][]string{}

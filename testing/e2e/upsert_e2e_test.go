@@ -3,12 +3,10 @@
 package e2e
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,71 +26,29 @@ type keyedRecord struct {
 	O      int64
 }
 
-// keyedProducer produces updates of keys at a steady rate: every 9th a
-// tombstone, every 13th an event with "op": "delete", every 500th a record
-// without a key; Kafka's default partitioner keeps each key in one
-// partition.
-type keyedProducer struct {
-	stop  chan struct{}
-	done  chan struct{}
-	mu    sync.Mutex
-	acked []keyedRecord
-	err   error
-}
-
-func startKeyedProducer(t *testing.T, topic string, keys, rate int) *keyedProducer {
+// startKeyedProducer produces updates of keys at a steady rate: every 9th
+// a tombstone, every 13th an event with "op": "delete", every 500th a
+// record without a key; Kafka's default partitioner keeps each key in one
+// partition. It appends what Kafka acknowledged to acked.
+func startKeyedProducer(t *testing.T, topic string, keys, rate int, acked *[]keyedRecord) *ackedProducer {
 	cl := mustClient(t, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond))
-	kp := &keyedProducer{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(kp.done)
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		for i := 0; ; i++ {
-			select {
-			case <-kp.stop:
-				return
-			case <-tick.C:
-			}
-			for j := range rate / 100 {
-				n := i*(rate/100) + j
-				kr := keyedRecord{Key: fmt.Sprintf("debtor-%d", rand.N(keys)), Title: fmt.Sprintf("status %d", n)}
-				rec := &kgo.Record{Key: []byte(kr.Key), Value: fmt.Appendf(nil, `{"source":"ledger","title":%q,"timestamp":"2026-05-19T10:00:00Z"}`, kr.Title)}
-				switch {
-				case n%500 == 499:
-					kr.Key, rec.Key = "", nil
-				case n%9 == 0:
-					kr.Title, kr.Delete, rec.Value = "", true, nil
-				case n%13 == 0:
-					kr.Title, kr.Delete = "", true
-					rec.Value = []byte(`{"source":"ledger","title":"closed","timestamp":"2026-05-19T10:00:00Z","op":"delete"}`)
-				}
-				wg.Add(1)
-				cl.Produce(context.Background(), rec, func(r *kgo.Record, err error) {
-					defer wg.Done()
-					kp.mu.Lock()
-					defer kp.mu.Unlock()
-					if err != nil {
-						kp.err = err
-						return
-					}
-					kr.P, kr.O = r.Partition, r.Offset
-					kp.acked = append(kp.acked, kr)
-				})
-			}
+	return startAcked(cl, rate, func(n int) (*kgo.Record, func(*kgo.Record)) {
+		kr := keyedRecord{Key: fmt.Sprintf("debtor-%d", rand.N(keys)), Title: fmt.Sprintf("status %d", n)}
+		rec := &kgo.Record{Key: []byte(kr.Key), Value: fmt.Appendf(nil, `{"source":"ledger","title":%q,"timestamp":"2026-05-19T10:00:00Z"}`, kr.Title)}
+		switch {
+		case n%500 == 499:
+			kr.Key, rec.Key = "", nil
+		case n%9 == 0:
+			kr.Title, kr.Delete, rec.Value = "", true, nil
+		case n%13 == 0:
+			kr.Title, kr.Delete = "", true
+			rec.Value = []byte(`{"source":"ledger","title":"closed","timestamp":"2026-05-19T10:00:00Z","op":"delete"}`)
 		}
-	}()
-	return kp
-}
-
-func (kp *keyedProducer) finish(t *testing.T) []keyedRecord {
-	close(kp.stop)
-	<-kp.done
-	if kp.err != nil {
-		t.Fatalf("producing: %v", kp.err)
-	}
-	return kp.acked
+		return rec, func(r *kgo.Record) {
+			kr.P, kr.O = r.Partition, r.Offset
+			*acked = append(*acked, kr)
+		}
+	})
 }
 
 // liveRow is a key's row as every reader must see it.
@@ -138,7 +94,8 @@ func latestOf(t *testing.T, recs []keyedRecord) (map[string]liveRow, int) {
 // letters.
 func TestUpsertCrashes(t *testing.T) {
 	e := newEnv(t, "upsert", 4)
-	kp := startKeyedProducer(t, e.topic, 2000, 1000)
+	var recs []keyedRecord
+	kp := startKeyedProducer(t, e.topic, 2000, 1000, &recs)
 	p := e.startBronze("--upsert")
 	for i := range 2 {
 		e.waitCommits(p, 0, 2*time.Minute)
@@ -148,7 +105,7 @@ func TestUpsertCrashes(t *testing.T) {
 		p = e.startBronze("--upsert")
 	}
 	e.waitCommits(p, 0, 2*time.Minute)
-	recs := kp.finish(t)
+	kp.finish(t)
 	e.terminate(p, 2*time.Minute)
 	e.runBounded(3*time.Minute, "--upsert")
 	want, noKey := latestOf(t, recs)

@@ -19,17 +19,9 @@ import (
 func Append(t testing.TB, tbl *table.Table, rows any, props iceberg.Properties) *table.Table {
 	t.Helper()
 	ctx := context.Background()
-	b, err := icerows.NewRowBuilder(nil, tbl.Schema(), reflect.Zero(reflect.TypeOf(rows).Elem()).Interface())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Release()
-	if err := b.Append(rows); err != nil {
-		t.Fatal(err)
-	}
-	rec := b.NewRecordBatch()
+	rec := Record(t, tbl, rows)
 	defer rec.Release()
-	rdr, err := array.NewRecordReader(b.Schema(), []arrow.RecordBatch{rec})
+	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,4 +35,19 @@ func Append(t testing.TB, tbl *table.Table, rows any, props iceberg.Properties) 
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Record returns rows, a slice of a row struct, as one Arrow record batch
+// of tbl's schema; the caller releases it.
+func Record(t testing.TB, tbl *table.Table, rows any) arrow.RecordBatch {
+	t.Helper()
+	b, err := icerows.NewRowBuilder(nil, tbl.Schema(), reflect.Zero(reflect.TypeOf(rows).Elem()).Interface())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if err := b.Append(rows); err != nil {
+		t.Fatal(err)
+	}
+	return b.NewRecordBatch()
 }
