@@ -216,7 +216,7 @@ func recordAt(b offsets.Batch, off int64) *offsets.Record {
 // eb's range and bounds, and makes the events no rule matches dead letters,
 // merged into db in offset order.
 func (o *Output) route(b offsets.Batch, eb EventBatch, db DeadLetterBatch) ([]EventBatch, DeadLetterBatch) {
-	n := len(o.rules.Tables())
+	n := o.rules.Len()
 	out := make([]EventBatch, n)
 	for i := range out {
 		out[i] = EventBatch{Source: eb.Source, Route: i, KafkaMinMs: eb.KafkaMinMs, KafkaMaxMs: eb.KafkaMaxMs, Rows: []tables.BronzeEvent{}, Dels: []offsets.KeyDelete{}}

@@ -157,6 +157,10 @@ func (r *Rules) String() string { return r.spec }
 // first name them: [Rules.Route]'s indices.
 func (r *Rules) Tables() []string { return slices.Clone(r.tables) }
 
+// Len returns how many tables the rules can route to, without copying
+// them as Tables does.
+func (r *Rules) Len() int { return len(r.tables) }
+
 // Route returns the index, in Tables, of the table of the first rule that
 // ev matches, and true; or, when none does, the reason of its dead letter
 // ("unrouted: ...", naming the fields the rules look at) and false.
