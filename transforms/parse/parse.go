@@ -98,6 +98,7 @@ type Output struct {
 	Keyed bool
 
 	rules        *route.Rules
+	reach        map[string][]int // a topic's rules.TopicTables, with Keyed
 	parsed, dead beam.Counter
 }
 
@@ -221,12 +222,39 @@ func (o *Output) route(b offsets.Batch, eb EventBatch, db DeadLetterBatch) ([]Ev
 	for i := range out {
 		out[i] = EventBatch{Source: eb.Source, Route: i, KafkaMinMs: eb.KafkaMinMs, KafkaMaxMs: eb.KafkaMaxMs, Rows: []tables.BronzeEvent{}, Dels: []offsets.KeyDelete{}}
 	}
+	// Keyed, a key lives in one table at a time: an event's key is deleted
+	// from every other table its topic can reach (it may have been routed
+	// there before), and a delete goes to all of them.
+	var others []int
+	if o.Keyed {
+		var ok bool
+		if others, ok = o.reach[b.Topic]; !ok {
+			if o.reach == nil {
+				o.reach = map[string][]int{}
+			}
+			others = o.rules.TopicTables(b.Topic)
+			o.reach[b.Topic] = others
+		}
+		for _, d := range eb.Dels {
+			for _, k := range others {
+				out[k].Dels = append(out[k].Dels, d)
+			}
+		}
+		if len(others) == 1 {
+			others = nil // the key's only table: its own rows replace it
+		}
+	}
 	unrouted := 0
 	for i := range eb.Rows {
 		ev := &eb.Rows[i]
 		k, reason, ok := o.rules.Route(ev)
 		if ok {
 			out[k].Rows = append(out[k].Rows, *ev)
+			for _, j := range others {
+				if j != k {
+					out[j].Dels = append(out[j].Dels, offsets.KeyDelete{Key: string(ev.KafkaKey), Offset: ev.KafkaOffset})
+				}
+			}
 			continue
 		}
 		db.Rows = append(db.Rows, DeadLetterOf(b.Topic, b.Partition, recordAt(b, ev.KafkaOffset), reason))
@@ -234,6 +262,11 @@ func (o *Output) route(b offsets.Batch, eb EventBatch, db DeadLetterBatch) ([]Ev
 	}
 	if unrouted > 0 {
 		slices.SortStableFunc(db.Rows, func(a, b tables.DeadLetter) int { return cmp.Compare(a.KafkaOffset, b.KafkaOffset) })
+	}
+	if len(eb.Dels) > 0 && len(others) > 1 {
+		for k := range out {
+			slices.SortStableFunc(out[k].Dels, func(a, b offsets.KeyDelete) int { return cmp.Compare(a.Offset, b.Offset) })
+		}
 	}
 	return out, db
 }

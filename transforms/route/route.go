@@ -161,6 +161,46 @@ func (r *Rules) Tables() []string { return slices.Clone(r.tables) }
 // them as Tables does.
 func (r *Rules) Len() int { return len(r.tables) }
 
+// TopicTables returns the indices, in Tables and in ascending order, of
+// every table an event of topic can be routed to: the tables of the rules
+// whose kafka_topic condition, if any, lists topic, up to and including the
+// first such rule that has no other condition (it takes every event of
+// topic that reaches it). An upsert pipeline deletes a key from every one
+// of them but the table its latest event goes to.
+func (r *Rules) TopicTables(topic string) []int {
+	var out []int
+	for _, ru := range r.rules {
+		decided := true // the rule takes every event of topic that reaches it
+		sub := ru
+		sub.conds = nil
+		skip := false
+		for _, c := range ru.conds {
+			if c.field == "kafka_topic" {
+				if !slices.Contains(c.values, topic) {
+					skip = true
+					break
+				}
+				c.values = []string{topic}
+			} else {
+				decided = false
+			}
+			sub.conds = append(sub.conds, c)
+		}
+		if skip {
+			continue
+		}
+		names, _ := expand(sub) // Parse expanded the whole rule
+		for _, n := range names {
+			out = append(out, r.index[n])
+		}
+		if decided {
+			break
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Route returns the index, in Tables, of the table of the first rule that
 // ev matches, and true; or, when none does, the reason of its dead letter
 // ("unrouted: ...", naming the fields the rules look at) and false.

@@ -2,6 +2,7 @@ package route
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,5 +124,49 @@ func TestRouteIndexInTables(t *testing.T) {
 	}
 	if got, want := len(r.Tables()), 4; got != want {
 		t.Errorf("%d tables %v, want %d", got, r.Tables(), want)
+	}
+}
+
+func TestTopicTables(t *testing.T) {
+	r, err := Parse("kafka_topic=debt&type=rating|outlook:ns.debt_{type}, kafka_topic=debt:ns.debt, kafka_topic=a|b:ns.{kafka_topic}, source=news:ns.news, *:ns.other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(idx []int) []string {
+		all := r.Tables()
+		var out []string
+		for _, i := range idx {
+			out = append(out, all[i])
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		topic string
+		want  []string
+	}{
+		// kafka_topic=debt takes every debt event the first rule leaves.
+		{"debt", []string{"ns.debt_rating", "ns.debt_outlook", "ns.debt"}},
+		// {kafka_topic} expands to the topic's own table only.
+		{"a", []string{"ns.a"}},
+		{"b", []string{"ns.b"}},
+		// Rules on a member leave the rest to later rules, up to "*".
+		{"c", []string{"ns.news", "ns.other"}},
+	} {
+		got := names(r.TopicTables(tc.topic))
+		if diff := cmp.Diff(slices.Sorted(slices.Values(tc.want)), slices.Sorted(slices.Values(got))); diff != "" {
+			t.Errorf("TopicTables(%q) (-want +got):\n%s", tc.topic, diff)
+		}
+	}
+	// Without "*", an event of a topic no rule decides can also be unrouted:
+	// the tables are those of the rules that may take it.
+	r2, err := Parse("type=x:ns.x, kafka_topic=d:ns.d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r2.TopicTables("e"); !cmp.Equal(got, []int{0}) {
+		t.Errorf("TopicTables(e) = %v, want [0] (ns.x)", got)
+	}
+	if got := r2.TopicTables("d"); !cmp.Equal(got, []int{0, 1}) {
+		t.Errorf("TopicTables(d) = %v, want [0 1]", got)
 	}
 }

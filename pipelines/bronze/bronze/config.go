@@ -92,7 +92,7 @@ func Flags(fs *flag.FlagSet) func() (Config, error) {
 	clientMetrics := fs.Bool("kafka-client-metrics-per-partition", false, "serve franz-go's kgo_* metrics per reader's client, with the request-duration histogram (default: summed per read, no histogram)")
 	readers := fs.Int("kafka-readers", kafkaio.DefaultReaders, "the most readers of the topic: its partitions are dealt into this many groups, each read by one Kafka client (on Flink: the read's parallelism); a topic with fewer partitions gets one reader per partition")
 	registry := registryFlags(fs)
-	upsert := fs.Bool("upsert", false, "keep in --table only the latest event of each Kafka key (by offset): a tombstone, or an event with \"op\": \"delete\", deletes its key, and a record without a key is a dead letter; the table must be of format version 2 (see docs/DESIGN.md, \"Upserts\")")
+	upsert := fs.Bool("upsert", false, "keep in --table only the latest event of each Kafka key (by offset): a tombstone, or an event with \"op\": \"delete\", deletes its key, and a record without a key is a dead letter; the table must be of format version 2; with --route, a key lives in the table of its latest event, and events of two topics may not reach one table (see docs/DESIGN.md, \"Upserts\")")
 	routes := fs.String("route", "", "send each event to a table chosen by its topic or a member of the event, instead of --table: comma-separated rules FIELD=V1|V2[&FIELD=...]:TABLE, the first that matches wins, {FIELD} in TABLE stands for the value, * matches every event; an event no rule matches is a dead letter (see docs/DESIGN.md, \"Routing\")")
 
 	return func() (Config, error) {
@@ -216,8 +216,10 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	if c.Upsert && c.Routes != nil {
-		return errors.New("--upsert: one table, not with --route (a tombstone has no member to route it by)")
+	if c.Upsert {
+		if err := c.upsertTopics(topics); err != nil {
+			return err
+		}
 	}
 	if len(topics) > 1 && (c.Registry.URL != "" || c.Registry.Validate) {
 		// The registry's subject is the topic's (TopicNameStrategy).
@@ -250,6 +252,29 @@ func (c Config) Validate() error {
 	}
 	if len(c.Kafka.Brokers) > 0 && c.Demo {
 		return fmt.Errorf("--demo: the embedded demo runs its own Kafka; it cannot read --brokers=%s", strings.Join(c.Kafka.Brokers, ","))
+	}
+	return nil
+}
+
+// upsertTopics refuses an upsert table that events of two topics can reach:
+// it keeps the latest row of each key by offset, and the offsets of two
+// topics do not order each other.
+func (c *Config) upsertTopics(topics []string) error {
+	if c.Routes == nil {
+		if len(topics) > 1 {
+			return fmt.Errorf("--upsert: --table=%s would hold the keys of %d topics (%s), whose offsets do not order each other: give each topic tables of its own with --route", c.Table, len(topics), c.Kafka.Topic)
+		}
+		return nil
+	}
+	all := c.Routes.Tables()
+	from := map[int]string{}
+	for _, topic := range topics {
+		for _, i := range c.Routes.TopicTables(topic) {
+			if other, ok := from[i]; ok {
+				return fmt.Errorf("--upsert: --route can send events of both %s and %s to %s, whose offsets do not order each other: route each topic to tables of its own", other, topic, all[i])
+			}
+			from[i] = topic
+		}
 	}
 	return nil
 }
