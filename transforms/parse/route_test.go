@@ -107,7 +107,7 @@ func TestEventsRoutesKeyed(t *testing.T) {
 	b1 := offsets.Batch{Topic: "t", Partition: 0, Start: 0, End: 6, Records: []offsets.Record{
 		keyed(0, "a", ev("x", "rating")),
 		keyed(1, "b", ev("news", "other")),
-		keyed(2, "a", ev("x", "outlook")), // a moves to ns.debt_outlook
+		keyed(2, "a", ev("x", "outlook")),  // a moves to ns.debt_outlook
 		keyed(3, "c", ev("blog", "other")), // no rule: a dead letter, no delete
 		keyed(4, "b", nil),                 // a tombstone: b leaves every table of t
 		keyed(5, "d", []byte(`{"source":"x","title":"t","timestamp":"2026-05-19T10:00:00Z","type":"rating","op":"delete"}`)),
