@@ -265,9 +265,9 @@ func flinkJobOf(r trial) (flinkJob, bool) {
 	return best, found
 }
 
-// flinkJobSeconds is how long the run's finished Flink job ran, by the
-// JobManager's clock, and the job's last state; 0 seconds when the REST
-// API does not say or the job did not finish.
+// flinkJobSeconds is how long the run's Flink job ran until it finished or
+// was cancelled, by the JobManager's clock, and the job's last state; 0
+// seconds when the REST API does not say or the job did neither.
 func flinkJobSeconds(r trial) (float64, string) {
 	var state string
 	for range 20 {
@@ -275,7 +275,7 @@ func flinkJobSeconds(r trial) (float64, string) {
 		if ok {
 			state = j.State
 		}
-		if ok && j.State == "FINISHED" && j.Duration > 0 {
+		if ok && (j.State == "FINISHED" || j.State == "CANCELED") && j.Duration > 0 {
 			return float64(j.Duration) / 1000, state
 		}
 		time.Sleep(250 * time.Millisecond)

@@ -82,13 +82,15 @@ type Result struct {
 	Rows      int64 `json:"rows"`
 	Snapshots int   `json:"snapshots"`
 	DataFiles int64 `json:"data_files"`
-	// ExitSeconds is from launch until a bounded contender (flink, native)
-	// exited on its own; FlinkJobSeconds is its Flink job's duration by
-	// Flink's REST API (flink.go).
+	// ExitSeconds is from launch until a bounded contender (flink) exited
+	// on its own; FlinkJobSeconds is the Flink job's duration by Flink's
+	// REST API (flink.go), until it FINISHED (flink) or the harness
+	// cancelled it (native).
 	ExitSeconds     float64 `json:"exit_s,omitempty"`
 	FlinkJobSeconds float64 `json:"flink_job_s,omitempty"`
 	// FlinkJobState is the run's Flink job's last state on the REST API:
-	// FINISHED for a bounded job that ended well.
+	// FINISHED for a bounded job that ended well, CANCELED for the native
+	// contender's streaming job once the harness stopped it.
 	FlinkJobState string `json:"flink_job_state,omitempty"`
 	// FlinkReadSubtasks is, per subtask of the Flink job's read stage,
 	// how many partitions it read (its input records on the REST API):
@@ -281,6 +283,10 @@ type contender struct {
 	pids func(r trial) []int
 	// after, when set, adds to the result once the run is checked.
 	after func(r trial, res *Result)
+	// stop, when set, stops a contender that is not bounded as its
+	// operator would, before the harness sends its process SIGTERM (the
+	// native contender's Flink job outlives its SQL client).
+	stop func(r trial)
 }
 
 var contenderByName = map[string]contender{
@@ -290,14 +296,14 @@ var contenderByName = map[string]contender{
 			"--catalog-uri="+catalogURI, "--warehouse="+warehouse, "--s3-endpoint="+s3Endpoint,
 			"--table="+r.table, "--dlq-table="+r.dlq, "--pipeline-id="+r.name,
 			"--commit-interval="+r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="), nil
-	}, nil, nil, false, nil, nil},
+	}, nil, nil, false, nil, nil, nil},
 	"spark": {"spark", func(r trial) (*exec.Cmd, error) {
 		return exec.Command("bash", filepath.Join(r.root, "testing/services/python.sh"), "python",
 			filepath.Join(r.root, "testing/sidebyside/spark_bronze.py"),
 			"--brokers="+brokers, "--topic="+r.topic, "--table="+r.table,
 			"--trigger-ms="+strconv.FormatInt(r.cfg.CommitInterval.Milliseconds(), 10),
 			"--checkpoint="+filepath.Join(r.dir, "checkpoint"), "--jars="+r.sparkJars), nil
-	}, nil, nil, false, nil, nil},
+	}, nil, nil, false, nil, nil, nil},
 	// The sink cannot make bronze's table (it infers strings, and no
 	// partitioning), so connect.sh prepare makes it, and the control topic,
 	// before the clock starts. The script ends in exec java: the child is
@@ -318,7 +324,7 @@ var contenderByName = map[string]contender{
 		})
 		_, err := cmdtest.Script(r.root, nil, "connect", "prepare", "--brokers", brokers, "--group", r.name, "--table", r.table)
 		return err
-	}, connectHealth, false, nil, nil},
+	}, connectHealth, false, nil, nil, nil},
 	"flink":  flinkContender,  // flink.go
 	"native": nativeContender, // native.go
 }
@@ -470,6 +476,9 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		}
 	default:
 		// Stop it as an operator would, then check that nothing more was written.
+		if c.stop != nil {
+			c.stop(r)
+		}
 		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-exited:
