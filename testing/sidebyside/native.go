@@ -53,10 +53,10 @@ import (
 // key, replacing the earlier manifest, which is never committed
 // (IcebergFilesCommitter.writeToManifestUptoLatestCheckpoint). Seen here
 // in 3 of 4 runs of 100k events on a warm cluster and, at a 200 ms commit
-// interval and 1M events, in the second of six runs: checkpoints 3 and 4
+// interval, in 2 of 3 runs of 1M events (in one, checkpoints 3 and 4
 // committed 7 and 5 files of 8 writers, the table lacked the rest, and
-// three end-of-input manifests (...-9223372036854775807-0000{3,5,7}.avro)
-// stayed in its metadata, never committed (testing/services/FLINK.md).
+// three end-of-input manifests, ...-9223372036854775807-0000{3,5,7}.avro,
+// stayed in its metadata, never committed; testing/services/FLINK.md).
 //
 // CPU and RSS are the SQL client's (the harness's child) and the cluster's
 // JobManager's and TaskManagers' from launch; Beam's job server, idle here,
