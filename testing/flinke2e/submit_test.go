@@ -14,10 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/testing/wait"
+	"github.com/haade/haade/transforms/tables"
 )
 
 // TestFlinkSubmitE2E checks what a submission to the standalone cluster
@@ -32,7 +35,10 @@ import (
 //     says the job runs, exits 0 and starts no second job;
 //   - RelativeCatalog: bronze with the default, relative --catalog-uri and --warehouse lands its
 //     rows in the catalog of the directory it was started in (the workers run in the job
-//     server's); with EXTERNAL workers the same command is refused in one line naming the flag.
+//     server's); with EXTERNAL workers the same command is refused in one line naming the flag;
+//   - RoutedUpserts: --topic=a,b --route --upsert, bounded, twice: topic a's keys are routed by
+//     a member to two tables and move between them, b's to a table of its own; after each run
+//     every table holds the latest event of each of its keys, once, and no deleted key.
 func TestFlinkSubmitE2E(t *testing.T) {
 	start := time.Now()
 	root := cmdtest.MustRepoRoot(t)
@@ -214,6 +220,115 @@ func TestFlinkSubmitE2E(t *testing.T) {
 		got := checkExactlyOnce(ctx, t, cat, prod.produced(), true)
 		t.Logf("default catalog: %d bronze + %d dead letters in %s, exactly once", got.bronze, got.dlq, cat.URI)
 	})
+
+	t.Run("RoutedUpserts", func(t *testing.T) {
+		a, b := fmt.Sprintf("haade.e2e.flinkroute.a.%d", stamp), fmt.Sprintf("haade.e2e.flinkroute.b.%d", stamp)
+		createTopic(ctx, t, brokers, a, 3)
+		createTopic(ctx, t, brokers, b, 2)
+		routes := "kafka_topic=" + a + "&type=rating|outlook:lakehouse.flinkroute_{type}, kafka_topic=" + b + ":lakehouse.flinkroute_b"
+		routeCat := icebergio.CatalogConfig{Type: "sql", Name: "local", URI: filepath.Join(dir, "route.db"),
+			Warehouse: fmt.Sprintf("s3://warehouse/e2e-flinkroute-%d/", stamp), S3Endpoint: s3Endpoint}
+		args := append(flinkArgs(fmt.Sprintf("haadee2eroute%d", stamp), a+","+b), "--flink-rest="+restURL, "--bounded",
+			"--route="+routes, "--upsert", "--pipeline-id=bronze-e2e-flinkroute",
+			"--catalog=sql", "--catalog-uri="+routeCat.URI, "--warehouse="+routeCat.Warehouse, "--s3-endpoint="+s3Endpoint)
+		truth := map[string]map[string]string{} // table -> key -> title
+		for round := range 2 {
+			produceRouted(ctx, t, brokers, a, b, round, truth)
+			sub := submit(t, bin, args, env, filepath.Join(dir, fmt.Sprintf("route-%d.log", round)))
+			if err := sub.wait(10 * time.Minute); err != nil {
+				sub.dump(t)
+				t.Fatalf("round %d: bounded routed upsert run: %v", round, err)
+			}
+			for _, table := range []string{"lakehouse.flinkroute_rating", "lakehouse.flinkroute_outlook", "lakehouse.flinkroute_b"} {
+				got := liveKeys(ctx, t, routeCat, table)
+				want := truth[table]
+				if want == nil {
+					want = map[string]string{}
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("round %d: %s, key -> title (-want +got):\n%s", round, table, diff)
+				}
+			}
+		}
+		t.Logf("routed upserts on Flink: %d, %d and %d live keys after two bounded runs",
+			len(truth["lakehouse.flinkroute_rating"]), len(truth["lakehouse.flinkroute_outlook"]), len(truth["lakehouse.flinkroute_b"]))
+	})
+}
+
+// produceRouted produces keyed events to topics a and b for RoutedUpserts
+// and updates truth, the live title of each key of each table: a's 240
+// events over 30 keys whose type alternates at each of a key's updates
+// (so keys move between the rating and outlook tables: a round ends with
+// every live key of a in outlook, the next in rating), every 11th a
+// tombstone; b's 90 over 15 keys, every 7th a tombstone.
+func produceRouted(ctx context.Context, t *testing.T, brokers []string, a, b string, round int, truth map[string]map[string]string) {
+	t.Helper()
+	set := func(table, key, title string) { // a key of a lives in one of a's tables
+		delete(truth["lakehouse.flinkroute_rating"], key)
+		delete(truth["lakehouse.flinkroute_outlook"], key)
+		if title == "" {
+			return
+		}
+		if truth[table] == nil {
+			truth[table] = map[string]string{}
+		}
+		truth[table][key] = title
+	}
+	var keys, values [][]byte
+	for i := range 240 {
+		key := fmt.Sprintf("issuer-%d", (i*7+round)%30)
+		if (i+round)%11 == 0 {
+			keys, values = append(keys, []byte(key)), append(values, nil)
+			set("", key, "")
+			continue
+		}
+		typ := []string{"rating", "outlook"}[(i/30+round)%2]
+		title := fmt.Sprintf("%s %d.%d", typ, round, i)
+		keys = append(keys, []byte(key))
+		values = append(values, fmt.Appendf(nil, `{"source":"agency","title":%q,"timestamp":"2026-05-19T10:00:00Z","type":%q}`, title, typ))
+		set("lakehouse.flinkroute_"+typ, key, title)
+	}
+	if err := kafkatest.ProduceKeyed(ctx, brokers, a, keys, values); err != nil {
+		t.Fatal(err)
+	}
+	keys, values = nil, nil
+	for i := range 90 {
+		// b's keys are the same names as a's: each topic's keys are its own.
+		key := fmt.Sprintf("issuer-%d", (i*4+round)%15)
+		keys = append(keys, []byte(key))
+		if (i+round)%7 == 0 {
+			values = append(values, nil)
+			delete(truth["lakehouse.flinkroute_b"], key)
+			continue
+		}
+		title := fmt.Sprintf("b %d.%d", round, i)
+		values = append(values, fmt.Appendf(nil, `{"source":"ledger","title":%q,"timestamp":"2026-05-19T10:00:00Z"}`, title))
+		if truth["lakehouse.flinkroute_b"] == nil {
+			truth["lakehouse.flinkroute_b"] = map[string]string{}
+		}
+		truth["lakehouse.flinkroute_b"][key] = title
+	}
+	if err := kafkatest.ProduceKeyed(ctx, brokers, b, keys, values); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// liveKeys reads a routed upsert table: key -> title, failing on a key
+// that is live twice.
+func liveKeys(ctx context.Context, t *testing.T, cat icebergio.CatalogConfig, table string) map[string]string {
+	t.Helper()
+	var evs []tables.BronzeEvent
+	if err := icebergio.ScanRows(ctx, cat, table, &evs); err != nil {
+		t.Fatalf("%s: %v", table, err)
+	}
+	got := map[string]string{}
+	for _, ev := range evs {
+		if _, dup := got[string(ev.KafkaKey)]; dup {
+			t.Errorf("%s: key %s is live twice", table, ev.KafkaKey)
+		}
+		got[string(ev.KafkaKey)] = *ev.Title
+	}
+	return got
 }
 
 // commandLines returns the lines of a command's output that start with
