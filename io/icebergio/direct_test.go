@@ -15,8 +15,9 @@ import (
 // window [end-interval, end), then merges its output the way the committer
 // receives it. It returns false when the writer emitted nothing (every
 // batch was already in the table). With CommitWindows it is Write without
-// Beam, one window at a time: for tests, here and in io/icebergio/maintain,
-// that drive the real write path step by step.
+// Beam, one window at a time: for the tests that drive the real write path
+// step by step, this package's and io/icebergio/maintain's (which live here,
+// in package icebergio_test, to use them).
 func WriteWindow(ctx context.Context, cfg CatalogConfig, ident, pipeline string, end time.Time, interval time.Duration, batches ...Batch) (FileSet, bool, error) {
 	f := &writeFn{Catalog: cfg, Ident: ident, Pipeline: pipeline}
 	if err := f.Setup(ctx); err != nil {

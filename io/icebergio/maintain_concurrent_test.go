@@ -1,4 +1,4 @@
-package maintain
+package icebergio_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/maintain"
 	"github.com/haade/haade/transforms/offsets"
 )
 
@@ -28,8 +29,8 @@ func TestMaintainConcurrentWithCommits(t *testing.T) {
 		}
 		done <- nil
 	}()
-	opts := MaintainOptions{
-		Compact:    CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2},
+	opts := maintain.MaintainOptions{
+		Compact:    maintain.CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2},
 		RetainLast: 2, ExpireOlderThan: time.Millisecond, OrphanOlderThan: time.Hour,
 		Backoff: icebergio.Backoff{Initial: 5 * time.Millisecond, Max: 100 * time.Millisecond},
 	}
@@ -44,7 +45,7 @@ func TestMaintainConcurrentWithCommits(t *testing.T) {
 			finished = true
 		default:
 		}
-		rep, err := Maintain(ctx, e.cat, e.ident, opts, nil)
+		rep, err := maintain.Maintain(ctx, e.cat, e.ident, opts, nil)
 		if err != nil {
 			t.Fatalf("maintenance run %d: %v", runs+1, err)
 		}
@@ -72,7 +73,7 @@ func TestMaintainConcurrentWithCommits(t *testing.T) {
 		t.Fatalf("offsets %q, want %q", got, want)
 	}
 	// A last run leaves the table compacted and intact.
-	if _, err := Maintain(ctx, e.cat, e.ident, opts, nil); err != nil {
+	if _, err := maintain.Maintain(ctx, e.cat, e.ident, opts, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.checkRows()

@@ -1,4 +1,4 @@
-package maintain
+package icebergio_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/haade/haade/testing/wait"
 
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/maintain"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -87,8 +89,8 @@ func newMEnv(t *testing.T) *mEnv {
 	return e
 }
 
-// rowsOf makes the rows of offsets [start, end) of a partition of topic.
-func rowsOf(topic string, p int32, start, end int64) []mRow {
+// mRowsOf makes the rows of offsets [start, end) of a partition of topic.
+func mRowsOf(topic string, p int32, start, end int64) []mRow {
 	var out []mRow
 	for off := start; off < end; off++ {
 		r := mRow{Key: fmt.Sprintf("%s/%d/%d", topic, p, off), At: mBase.UnixMicro() + off*1000, Partition: p, Offset: off}
@@ -115,7 +117,7 @@ func (e *mEnv) write(ctx context.Context, pipeline, topic string, w int, n int64
 	var batches []icebergio.Batch
 	for _, p := range parts {
 		start := int64(w-1) * n
-		b := mBatch{r: offsets.Range{Topic: topic, Partition: p, Start: start, End: start + n}, rows: rowsOf(topic, p, start, start+n)}
+		b := mBatch{r: offsets.Range{Topic: topic, Partition: p, Start: start, End: start + n}, rows: mRowsOf(topic, p, start, start+n)}
 		rows = append(rows, b.rows...)
 		batches = append(batches, b)
 	}
@@ -172,7 +174,7 @@ func (e *mEnv) table() *table.Table {
 // checkRows compares the table's rows, read with a scan, to every row
 // committed, as a multiset.
 // aged waits until every snapshot of the table is older than age by the
-// wall clock, which ExpireSnapshots compares their timestamps with.
+// wall clock, which maintain.ExpireSnapshots compares their timestamps with.
 func (e *mEnv) aged(age time.Duration) {
 	e.t.Helper()
 	wait.For(e.t, 10*time.Second, func() error {
@@ -250,7 +252,7 @@ func TestCompactKeepsRowsAndOffsets(t *testing.T) {
 	last := e.table().CurrentSnapshot().Summary.Properties
 
 	ctx := context.Background()
-	rep, err := Compact(ctx, e.cat, e.ident, CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff)
+	rep, err := maintain.Compact(ctx, e.cat, e.ident, maintain.CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,12 +272,12 @@ func TestCompactKeepsRowsAndOffsets(t *testing.T) {
 			t.Errorf("rewrite snapshot %s=%q, want %q", k, cur.Summary.Properties[k], last[k])
 		}
 	}
-	if !strings.HasPrefix(cur.Summary.Properties[SummaryMaintenance], "compact/") {
-		t.Errorf("rewrite snapshot lacks %s", SummaryMaintenance)
+	if !strings.HasPrefix(cur.Summary.Properties[maintain.SummaryMaintenance], "compact/") {
+		t.Errorf("rewrite snapshot lacks %s", maintain.SummaryMaintenance)
 	}
 
 	// Nothing left to compact: a second run is a no-op.
-	if rep, err := Compact(ctx, e.cat, e.ident, CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff); err != nil || rep.Groups != 0 {
+	if rep, err := maintain.Compact(ctx, e.cat, e.ident, maintain.CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff); err != nil || rep.Groups != 0 {
 		t.Fatalf("second compaction: %+v, %v", rep, err)
 	}
 	// The pipeline goes on from the rewrite snapshot.
@@ -310,7 +312,7 @@ func TestExpireKeepsOffsetsSnapshots(t *testing.T) {
 	}
 	e.aged(time.Millisecond) // every snapshot is older than the age below
 	ctx := context.Background()
-	rep, err := ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff)
+	rep, err := maintain.ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,12 +332,12 @@ func TestExpireKeepsOffsetsSnapshots(t *testing.T) {
 
 	// After a compaction the rewrite snapshot carries bronze's offsets, so
 	// only "old" holds the older snapshots back.
-	if _, err := Compact(ctx, e.cat, e.ident, CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff); err != nil {
+	if _, err := maintain.Compact(ctx, e.cat, e.ident, maintain.CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff); err != nil {
 		t.Fatal(err)
 	}
 	filesBefore := len(e.dataFiles())
 	e.aged(time.Millisecond)
-	if rep, err = ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff); err != nil {
+	if rep, err = maintain.ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff); err != nil {
 		t.Fatal(err)
 	}
 	if rep.After != 6 {
@@ -352,14 +354,14 @@ func TestExpireKeepsOffsetsSnapshots(t *testing.T) {
 		e2.mustCommit("bronze", mTopic, w, 10, 0)
 	}
 	before2 := e2.offsets()
-	if _, err := Compact(ctx, e2.cat, e2.ident, CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff); err != nil {
+	if _, err := maintain.Compact(ctx, e2.cat, e2.ident, maintain.CompactOptions{TargetFileSize: 1 << 20, MinInputFiles: 2}, fastBackoff); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RewriteManifests(ctx, e2.cat, e2.ident, fastBackoff); err != nil {
+	if _, err := maintain.RewriteManifests(ctx, e2.cat, e2.ident, fastBackoff); err != nil {
 		t.Fatal(err)
 	}
 	e2.aged(time.Millisecond)
-	rep, err = ExpireSnapshots(ctx, e2.cat, e2.ident, time.Millisecond, 1, fastBackoff)
+	rep, err = maintain.ExpireSnapshots(ctx, e2.cat, e2.ident, time.Millisecond, 1, fastBackoff)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +395,7 @@ func TestExpireKeepsUnreadSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Release()
-	if err := b.Append(rowsOf("x", 0, 0, 2)); err != nil {
+	if err := b.Append(mRowsOf("x", 0, 0, 2)); err != nil {
 		t.Fatal(err)
 	}
 	rec := b.NewRecordBatch()
@@ -413,7 +415,7 @@ func TestExpireKeepsUnreadSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.aged(time.Millisecond)
-	rep, err := ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff)
+	rep, err := maintain.ExpireSnapshots(ctx, e.cat, e.ident, time.Millisecond, 1, fastBackoff)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +451,7 @@ func TestDeleteOrphans(t *testing.T) {
 	}
 	var orphans []string
 	for _, f := range e.dataFiles() {
-		if !contains(committed, f) {
+		if !slices.Contains(committed, f) {
 			orphans = append(orphans, f)
 		}
 	}
@@ -467,10 +469,10 @@ func TestDeleteOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DeleteOrphans(ctx, e.cat, e.ident, 30*time.Minute); !errors.Is(err, ErrUnsafeOrphanAge) {
-		t.Fatalf("age 30m: %v, want ErrUnsafeOrphanAge", err)
+	if _, err := maintain.DeleteOrphans(ctx, e.cat, e.ident, 30*time.Minute); !errors.Is(err, maintain.ErrUnsafeOrphanAge) {
+		t.Fatalf("age 30m: %v, want maintain.ErrUnsafeOrphanAge", err)
 	}
-	rep, err := DeleteOrphans(ctx, e.cat, e.ident, time.Hour)
+	rep, err := maintain.DeleteOrphans(ctx, e.cat, e.ident, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,15 +487,6 @@ func TestDeleteOrphans(t *testing.T) {
 	e.checkRows()
 	e.mustCommit("bronze", mTopic, 2, 10, 0) // the table still works
 	e.checkRows()
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // encode is the summary form of offsets (a JSON object), as the committer

@@ -8,4 +8,8 @@
 // so a pipeline's commit in between is a conflict, retried on the new
 // table, and never lost; no action changes the offsets that
 // icebergio.CommittedOffsets returns (ErrOffsetsChanged).
+//
+// Its tests are in io/icebergio (maintain_test.go, package icebergio_test):
+// they commit windows through the real write path step by step with that
+// package's test-only WriteWindow and CommitWindows.
 package maintain
