@@ -17,9 +17,10 @@ const beamPipeline = "benchmark-beam"
 
 // runBeam runs the bronze pipeline as pipelines/bronze builds it
 // (bronze.Build: the topic, the tables, the plan of the read, Kafka, parse,
-// enrich, Iceberg), in bounded mode, on --runner=direct (Prism, in process). The
-// tables are checked after the clock stops (check).
-func runBeam(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig, interval time.Duration, readers int) error {
+// enrich, Iceberg), in bounded mode, on --runner=direct (Prism, in process);
+// with upsert, as --upsert does (the latest event per key). The tables are
+// checked after the clock stops (check).
+func runBeam(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig, interval time.Duration, readers int, upsert bool) error {
 	cfg := bronze.Config{
 		Common:  runners.Common{Runner: "direct", Pipeline: beamPipeline, Bounded: true},
 		Kafka:   kc,
@@ -29,6 +30,7 @@ func runBeam(ctx context.Context, kc kafkaio.Config, cc icebergio.CatalogConfig,
 		Start:          kafkaio.Earliest,
 		Readers:        readers,
 		OnRecreated:    "fail",
+		Upsert:         upsert,
 	}
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -14,8 +14,12 @@
 // child (--brokers, --dir); it times each child from exec to exit and
 // checks the child's tables after it exits.
 //
+// With --keys, every event has one of that many Kafka keys and the beam mode
+// runs bronze with --upsert: the table must then hold one row per key.
+//
 //	go run ./testing/benchmark --events=1000000
 //	go run ./testing/benchmark --events=5000000 --mode=beam --cpuprofile=beam.pprof
+//	go run ./testing/benchmark --kafka=127.0.0.1:9092 --modes=beam --keys=100000 --bad-ratio=0
 package main
 
 import (
@@ -37,6 +41,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +91,9 @@ type Config struct {
 	// Results, when set, is a file the parent writes every result to, as
 	// JSON.
 	Results string
+	// Keys, when > 0, is how many Kafka keys the events have (--keys): the
+	// beam mode then runs bronze with --upsert.
+	Keys int
 }
 
 // topic is the topic of an in-process broker and of --broker-process.
@@ -130,6 +138,9 @@ type result struct {
 	// unix milliseconds, 0 when unknown. The loop reads no such metric.
 	LastRead   int64 `json:",omitempty"`
 	LastCommit int64 `json:",omitempty"`
+	// Keys is --keys: the events' keys, and the rows the upsert table
+	// must hold.
+	Keys int `json:",omitempty"`
 }
 
 // tail is the time from the last read to the last commit, in seconds; -1
@@ -174,6 +185,7 @@ func main() {
 	flag.DurationVar(&cfg.RSSTrace, "rss-trace", 0, "in --mode=loop or beam: print the resident set every this often during the run (0: off)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the temporary catalogs and warehouses")
 	flag.BoolVar(&cfg.Child, "child", false, "internal: report the result as one line for the parent")
+	flag.IntVar(&cfg.Keys, "keys", 0, "give each event one of this many Kafka keys (event i the key debtor-(i*7919 mod keys), in its key's partition) and run bronze with --upsert: the table keeps one row per key; beam mode only, with --bad-ratio=0")
 	flag.Parse()
 	beam.Init()
 	var err error
@@ -246,6 +258,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("--dir: needed with --brokers=%q, the directory of the run's tables", c.Brokers)
 	case c.Dir != "" && c.Brokers == "":
 		return fmt.Errorf("--dir=%q: only with --brokers", c.Dir)
+	case c.Keys < 0 || c.Keys > c.Events:
+		return fmt.Errorf("--keys=%d: want 0 (no keys) up to --events=%d", c.Keys, c.Events)
+	case c.Keys > 0 && c.Keys%7919 == 0:
+		return fmt.Errorf("--keys=%d: not a multiple of 7919 (sampleKeys spreads the events over the keys with it)", c.Keys)
+	case c.Keys > 0 && c.BadRatio != 0:
+		return fmt.Errorf("--keys=%d: needs --bad-ratio=0 (the check counts one row per key)", c.Keys)
+	case c.Keys > 0 && (c.Mode == "loop" || c.Mode == "all" && slices.Contains(c.Modes, "loop")):
+		return fmt.Errorf("--keys=%d: the beam mode only (the loop has no upsert)", c.Keys)
 	}
 	for _, m := range c.Modes {
 		if m != "loop" && m != "beam" {
@@ -340,7 +360,7 @@ func measure(ctx context.Context, cfg Config) (result, error) {
 	}
 	defer b.close()
 	kc := kafkaConfig(cfg, b.addrs)
-	r := result{Mode: cfg.Mode, Events: cfg.Events, Partitions: cfg.Partitions, PreloadRSS: b.rss, BrokerRSS: b.brokerRSS, Preload: b.took.Seconds()}
+	r := result{Mode: cfg.Mode, Events: cfg.Events, Partitions: cfg.Partitions, PreloadRSS: b.rss, BrokerRSS: b.brokerRSS, Preload: b.took.Seconds(), Keys: cfg.Keys}
 	if cfg.Mode == "beam" {
 		r.Readers = cfg.Readers
 	}
@@ -397,7 +417,7 @@ func measure(ctx context.Context, cfg Config) (result, error) {
 	case "loop":
 		err = runLoop(ctx, kc, cc, cfg.LoopGoroutines, cfg.LoopChunk)
 	case "beam":
-		err = runBeam(ctx, kc, cc, cfg.CommitInterval, cfg.Readers)
+		err = runBeam(ctx, kc, cc, cfg.CommitInterval, cfg.Readers, cfg.Keys > 0)
 	}
 	u1 := now()
 	r.PeakGoroutines, r.PeakConns, r.LastRead = peaks.stop()
@@ -466,6 +486,13 @@ func check(ctx context.Context, r *result, kc kafkaio.Config, cc icebergio.Catal
 			}
 		}
 	}
+	if r.Keys > 0 {
+		// Every key has events, none malformed: one live row per key.
+		if produced != int64(r.Events) || r.Bronze != int64(r.Keys) || r.DLQ != 0 {
+			return fmt.Errorf("row count: %d bronze rows and %d dead letters of %d records produced (%d events asked), want one row per key, %d, and none", r.Bronze, r.DLQ, produced, r.Events, r.Keys)
+		}
+		return nil
+	}
 	if produced != int64(r.Events) || r.Bronze+r.DLQ != produced || r.Bronze == 0 {
 		return fmt.Errorf("row count: %d bronze + %d dead letters = %d, want the %d records produced (%d events asked)", r.Bronze, r.DLQ, r.Bronze+r.DLQ, produced, r.Events)
 	}
@@ -491,8 +518,12 @@ func parent(ctx context.Context, cfg Config, out io.Writer) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "benchmark: %d events, partitions %v, modes %s, %.1f%% malformed, GOMAXPROCS=%d, %s; child logs in %s\n",
-		cfg.Events, cfg.Counts, strings.Join(cfg.Modes, ","), 100*cfg.BadRatio, runtime.GOMAXPROCS(0), runtime.Version(), logs)
+	keyed := ""
+	if cfg.Keys > 0 {
+		keyed = fmt.Sprintf(" over %d keys, upserted", cfg.Keys)
+	}
+	fmt.Fprintf(out, "benchmark: %d events%s, partitions %v, modes %s, %.1f%% malformed, GOMAXPROCS=%d, %s; child logs in %s\n",
+		cfg.Events, keyed, cfg.Counts, strings.Join(cfg.Modes, ","), 100*cfg.BadRatio, runtime.GOMAXPROCS(0), runtime.Version(), logs)
 	var shared *broker
 	topics := map[int]string{}
 	for _, n := range cfg.Counts {
@@ -564,7 +595,7 @@ func runChild(ctx context.Context, self string, cfg Config, shared *broker, logP
 		fmt.Sprintf("--seed=%d", cfg.Seed), "--commit-interval=" + cfg.CommitInterval.String(),
 		fmt.Sprintf("--loop-goroutines=%d", cfg.LoopGoroutines), fmt.Sprintf("--loop-chunk=%d", cfg.LoopChunk),
 		fmt.Sprintf("--fetch-max-partition-bytes=%d", cfg.FetchBytes), "--call-duration=" + cfg.CallDuration.String(),
-		fmt.Sprintf("--kafka-readers=%d", cfg.Readers)}
+		fmt.Sprintf("--kafka-readers=%d", cfg.Readers), fmt.Sprintf("--keys=%d", cfg.Keys)}
 	if cfg.Keep && shared == nil {
 		args = append(args, "--keep")
 	}

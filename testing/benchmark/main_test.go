@@ -142,6 +142,9 @@ func TestBrokersAndDirFlags(t *testing.T) {
 		{"partitions not counts", []string{"--partitions=8,x"}, "--partitions"},
 		{"modes", []string{"--modes=loop,spark"}, "--modes"},
 		{"readers", []string{"--kafka-readers=0"}, "--kafka-readers"},
+		{"keys with malformed events", []string{"--modes=beam", "--keys=10"}, "--keys"},
+		{"keys with the loop", []string{"--bad-ratio=0", "--keys=10"}, "--keys"},
+		{"keys above the events", []string{"--modes=beam", "--bad-ratio=0", "--events=5", "--keys=10"}, "--keys"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(self, tc.args...)
@@ -210,6 +213,42 @@ func TestParentKafkaPartitionCounts(t *testing.T) {
 	// A second parent reuses the topics: no second preload.
 	if _, _, err := ensureTopic(context.Background(), cfg, 6); err != nil {
 		t.Errorf("ensureTopic again: %v", err)
+	}
+}
+
+// With --keys the events are keyed and bronze runs with --upsert: the
+// check wants one row per key and every offset committed, so a run that
+// kept two rows of a key, or lost one, fails.
+func TestParentKeysUpsert(t *testing.T) {
+	t.Setenv(asCommand, "1")
+	k, err := kafkatest.Start("unused", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	cfg := testConfig(3_000, 3)
+	cfg.Modes, cfg.Kafka, cfg.BadRatio, cfg.Keys = []string{"beam"}, strings.Join(k.Brokers(), ","), 0, 700
+	cfg.CommitInterval = time.Second
+	rs, out := runParent(t, cfg, 3*time.Minute)
+	if len(rs) != 1 || rs[0].Bronze != 700 || rs[0].DLQ != 0 || rs[0].Keys != 700 {
+		t.Fatalf("results %+v: want one beam run with 700 rows, one per key", rs)
+	}
+	if !strings.Contains(out.String(), "3000 events over 700 keys, upserted") {
+		t.Errorf("no keyed header:\n%s", out.String())
+	}
+}
+
+// The keys of sampleKeys: the first keys events cover every key once.
+func TestSampleKeys(t *testing.T) {
+	seen := map[string]int{}
+	for _, k := range sampleKeys(0, 700, 700) {
+		seen[string(k)]++
+	}
+	for _, k := range sampleKeys(700, 300, 700) {
+		seen[string(k)]++
+	}
+	if len(seen) != 700 {
+		t.Errorf("%d distinct keys, want 700", len(seen))
 	}
 }
 

@@ -19,7 +19,11 @@ import (
 // benchTopic is the topic of --kafka that holds --events events of seed
 // on n partitions: the name says what it holds, so a later run reuses it.
 func benchTopic(cfg Config, n int) string {
-	return fmt.Sprintf("haade.benchmark.p%d.e%d.s%d.b%g", n, cfg.Events, cfg.Seed, cfg.BadRatio)
+	name := fmt.Sprintf("haade.benchmark.p%d.e%d.s%d.b%g", n, cfg.Events, cfg.Seed, cfg.BadRatio)
+	if cfg.Keys > 0 {
+		name += fmt.Sprintf(".k%d", cfg.Keys)
+	}
+	return name
 }
 
 // ensureTopic returns the topic of n partitions on --kafka, made and
@@ -77,12 +81,31 @@ func ensureTopic(ctx context.Context, cfg Config, n int) (string, time.Duration,
 func produceSample(ctx context.Context, addrs []string, topic string, cfg Config) error {
 	for done, k := 0, uint64(0); done < cfg.Events; k++ {
 		m := min(preloadChunk, cfg.Events-done)
-		if err := kafkatest.Produce(ctx, addrs, topic, kafkatest.Sample(m, cfg.Seed+k, cfg.BadRatio, event.MalformedCorpus)); err != nil {
+		values := kafkatest.Sample(m, cfg.Seed+k, cfg.BadRatio, event.MalformedCorpus)
+		var err error
+		if cfg.Keys > 0 {
+			err = kafkatest.ProduceKeyed(ctx, addrs, topic, sampleKeys(done, m, cfg.Keys), values)
+		} else {
+			err = kafkatest.Produce(ctx, addrs, topic, values)
+		}
+		if err != nil {
 			return err
 		}
 		done += m
 	}
 	return nil
+}
+
+// sampleKeys are the keys of events [from, from+n) over keys keys: event
+// i's is debtor-(i*7919 mod keys). 7919 is prime, so the first keys events
+// cover every key once (keys not a multiple of it), and each later run of
+// keys events updates every key again, in a scattered order.
+func sampleKeys(from, n, keys int) [][]byte {
+	out := make([][]byte, n)
+	for j := range out {
+		out[j] = fmt.Appendf(nil, "debtor-%d", (from+j)*7919%keys)
+	}
+	return out
 }
 
 // countsOf returns the partition counts of rs, in first-seen order.

@@ -89,7 +89,7 @@ func startBrokerProcess(ctx context.Context, cfg Config) (*broker, error) {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, self, "--mode=broker", fmt.Sprintf("--events=%d", cfg.Events),
-		fmt.Sprintf("--partitions=%d", cfg.Partitions), fmt.Sprintf("--bad-ratio=%g", cfg.BadRatio), fmt.Sprintf("--seed=%d", cfg.Seed))
+		fmt.Sprintf("--partitions=%d", cfg.Partitions), fmt.Sprintf("--bad-ratio=%g", cfg.BadRatio), fmt.Sprintf("--seed=%d", cfg.Seed), fmt.Sprintf("--keys=%d", cfg.Keys))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -16,6 +16,9 @@ var (
 	Start = embedded.Start
 	// Produce sends values round-robin and waits for the acknowledgements.
 	Produce = embedded.Produce
+	// ProduceKeyed sends values with their keys, each to its key's
+	// partition, and waits for the acknowledgements.
+	ProduceKeyed = embedded.ProduceKeyed
 	// Sample returns n sample events, about badRatio of them malformed.
 	Sample = sample.Sample
 	// NewGenerator returns a sample event generator (a *sample.Generator).
