@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"time"
 
@@ -119,8 +120,9 @@ type committer struct {
 	// beforeCommit, when set, runs after the files are decoded and before
 	// the snapshot is committed; tests use it to inject crashes.
 	beforeCommit func(FileSet) error
-	// upsertKey and upsertOffset are set for an upsert table (see Upsert).
-	upsertKey, upsertOffset string
+	// upsertKey, upsertPartition and upsertOffset are set for an upsert
+	// table (see Upsert).
+	upsertKey, upsertPartition, upsertOffset string
 }
 
 // process commits every pending window that is ready, in window order, and
@@ -277,7 +279,7 @@ func (c *committer) stage(ctx context.Context, tx *table.Transaction, tbl *table
 	if f, ok := tbl.Schema().FindFieldByName(c.upsertKey); ok {
 		_, binary = f.Type.(iceberg.BinaryType)
 	}
-	keys, losers := upsertFilters(w.Keys, c.upsertKey, c.upsertOffset, binary)
+	keys, losers := upsertFilters(w.Keys, c.upsertKey, c.upsertPartition, c.upsertOffset, binary)
 	if keys != nil && tbl.CurrentSnapshot() != nil {
 		if err := tx.Delete(ctx, keys, props); err != nil {
 			return err
@@ -301,7 +303,15 @@ func (c *committer) stage(ctx context.Context, tx *table.Transaction, tbl *table
 // of the window's own rows that are not their key's latest (nil when there
 // is none): a key in the window twice, or written and then deleted. A key
 // column of type binary compares bytes (a Kafka key), any other its text.
-func upsertFilters(refs []KeyRef, keyCol, offCol string, binary bool) (keys, losers iceberg.BooleanExpression) {
+//
+// The second filter is "key in the stale keys, and (partition, offset) one
+// of theirs", written as one set of offsets per source partition: a record
+// is one (partition, offset), and the first filter has already deleted
+// every older row of those keys, so it matches the stale rows and no
+// other. Its size is the number of partitions, not of keys: an OR of one
+// term per key is evaluated term by term on every row, and at 2,000 keys
+// took most of a window's commit (arrow's scalar executor).
+func upsertFilters(refs []KeyRef, keyCol, partCol, offCol string, binary bool) (keys, losers iceberg.BooleanExpression) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -317,29 +327,38 @@ func upsertFilters(refs []KeyRef, keyCol, offCol string, binary bool) (keys, los
 	}
 	sort.Strings(names)
 	keys = keyIn(keyCol, binary, names)
-	stale := map[string][]int64{}
+	staleKeys := map[string]bool{}
+	stale := map[int32][]int64{} // partition -> offsets of stale rows
 	for _, r := range refs {
 		if !r.Delete && r != latest[r.Key] {
-			stale[r.Key] = append(stale[r.Key], r.Offset)
+			staleKeys[r.Key] = true
+			stale[r.Partition] = append(stale[r.Partition], r.Offset)
 		}
 	}
 	if len(stale) == 0 {
 		return keys, nil
 	}
 	names = names[:0]
-	for k := range stale {
+	for k := range staleKeys {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	for _, k := range names {
-		e := iceberg.NewAnd(keyIn(keyCol, binary, []string{k}), iceberg.IsIn(iceberg.Reference(offCol), stale[k]...))
-		if losers == nil {
-			losers = e
+	parts := make([]int32, 0, len(stale))
+	for p := range stale {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	var at iceberg.BooleanExpression
+	for _, p := range parts {
+		slices.Sort(stale[p])
+		e := iceberg.NewAnd(iceberg.EqualTo(iceberg.Reference(partCol), p), iceberg.IsIn(iceberg.Reference(offCol), stale[p]...))
+		if at == nil {
+			at = e
 		} else {
-			losers = iceberg.NewOr(losers, e)
+			at = iceberg.NewOr(at, e)
 		}
 	}
-	return keys, losers
+	return keys, iceberg.NewAnd(keyIn(keyCol, binary, names), at)
 }
 
 // keyIn is the filter "column in keys", of binary literals when binary.

@@ -74,7 +74,7 @@ func upsertTable(t *testing.T, name string) *icebergio.Sink {
 	t.Helper()
 	cfg, _ := icebergtest.Catalog(t)
 	sink, err := icebergio.Open(context.Background(), cfg, tables.Table{Ident: "ns." + name, Row: Row{},
-		Properties: map[string]string{"write.delete.mode": "copy-on-write"}}, pipeline, icebergio.Upsert("key", "offset"))
+		Properties: map[string]string{"write.delete.mode": "copy-on-write"}}, pipeline, icebergio.Upsert("key", "partition", "offset"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func checkNoDeleteFiles(t *testing.T, sink *icebergio.Sink) {
 func TestUpsertRefusesMergeOnRead(t *testing.T) {
 	cfg, _ := icebergtest.Catalog(t)
 	_, err := icebergio.Open(context.Background(), cfg, tables.Table{Ident: "ns.mor", Row: Row{},
-		Properties: map[string]string{"write.delete.mode": "merge-on-read"}}, pipeline, icebergio.Upsert("key", "offset"))
+		Properties: map[string]string{"write.delete.mode": "merge-on-read"}}, pipeline, icebergio.Upsert("key", "partition", "offset"))
 	if err == nil || !strings.Contains(err.Error(), "write.delete.mode is merge-on-read") {
 		t.Fatalf("Open of a merge-on-read upsert table = %v, want a refusal naming write.delete.mode", err)
 	}

@@ -59,9 +59,10 @@ type Sink struct {
 	// cleanly (runners.Stop), where the committer runs in it (Prism), they
 	// are recorded at once.
 	ProgressEvery time.Duration
-	// UpsertKey and UpsertOffset, set by Upsert, name the key column and
-	// the source offset column of a table that holds one live row per key.
-	UpsertKey, UpsertOffset string
+	// UpsertKey, UpsertPartition and UpsertOffset, set by Upsert, name the
+	// key column and the source partition and offset columns of a table
+	// that holds one live row per key.
+	UpsertKey, UpsertPartition, UpsertOffset string
 }
 
 // Option configures a Sink at Open.
@@ -84,8 +85,9 @@ func Bounded() Option { return func(s *Sink) { s.ProgressEvery = time.Nanosecond
 
 // Upsert makes the table hold at most one live row per key: the latest, by
 // source offset. The batches Write takes must be KeyedBatch; key names the
-// column that holds KeyedBatch.Key, and offset the column that holds each
-// row's source offset (Batch.RowOffset). Each window's commit is one
+// column that holds KeyedBatch.Key, partition the int32 column that holds
+// each row's source partition (its batch's Range.Partition), and offset
+// the column that holds its source offset (Batch.RowOffset). Each window's commit is one
 // transaction of up to three snapshots: a delete of the rows of every key
 // the window holds, the append of the window's files, and, when a key is in
 // the window more than once, a delete of all but its latest row. A reader
@@ -102,8 +104,8 @@ func Bounded() Option { return func(s *Sink) { s.ProgressEvery = time.Nanosecond
 // (rows of replaced keys came back in Trino and not in Spark or pyiceberg;
 // see docs/DESIGN.md, "Upserts"). The table must be of format version 2 or
 // later.
-func Upsert(key, offset string) Option {
-	return func(s *Sink) { s.UpsertKey, s.UpsertOffset = key, offset }
+func Upsert(key, partition, offset string) Option {
+	return func(s *Sink) { s.UpsertKey, s.UpsertPartition, s.UpsertOffset = key, partition, offset }
 }
 
 // Open prepares table t of catalog cat for pipeline, the stable pipeline id
@@ -134,7 +136,7 @@ func Open(ctx context.Context, cat CatalogConfig, t tables.Table, pipeline strin
 		if v := tbl.Metadata().Version(); v < 2 {
 			return nil, fmt.Errorf("icebergio.Open %s: an upsert table needs format version 2 or later (position deletes), it is %d", t.Ident, v)
 		}
-		for _, col := range []string{sink.UpsertKey, sink.UpsertOffset} {
+		for _, col := range []string{sink.UpsertKey, sink.UpsertPartition, sink.UpsertOffset} {
 			if _, ok := tbl.Schema().FindFieldByName(col); !ok {
 				return nil, fmt.Errorf("icebergio.Open %s: upsert column %q is not in the table", t.Ident, col)
 			}
@@ -203,7 +205,7 @@ func Write(s beam.Scope, sink *Sink, start offsets.Offsets, batches beam.PCollec
 	global := beam.WindowInto(s, window.NewGlobalWindows(), perWindow)
 	return beam.ParDo(s, &commitFn{
 		Catalog: sink.Catalog, Ident: sink.Table.Ident, Pipeline: sink.Pipeline, Start: start, TopicIDs: sink.TopicIDs,
-		ProgressEvery: int64(sink.ProgressEvery), Run: newRunID(), UpsertKey: sink.UpsertKey, UpsertOffset: sink.UpsertOffset,
+		ProgressEvery: int64(sink.ProgressEvery), Run: newRunID(), UpsertKey: sink.UpsertKey, UpsertPartition: sink.UpsertPartition, UpsertOffset: sink.UpsertOffset,
 		Pending: state.MakeBagState[FileSet]("pending"),
 		Running: state.MakeValueState[string]("running"),
 	}, global)
@@ -242,8 +244,8 @@ type commitFn struct {
 	TopicIDs TopicIDs
 	// ProgressEvery is Sink.ProgressEvery, in nanoseconds.
 	ProgressEvery int64
-	// UpsertKey and UpsertOffset are the Sink's.
-	UpsertKey, UpsertOffset string
+	// UpsertKey, UpsertPartition and UpsertOffset are the Sink's.
+	UpsertKey, UpsertPartition, UpsertOffset string
 
 	Pending state.Bag[FileSet]
 	Running state.Value[string]
@@ -325,7 +327,7 @@ func (f *commitFn) Setup(ctx context.Context) error {
 		}
 		tableSeen(f.Ident)
 		f.c = &committer{cat: cat, open: f.Catalog.Open, ident: f.Ident, pipeline: f.Pipeline, start: start, ids: ids, beforeCommit: beforeCommitPoint(f.Ident),
-			progressEvery: time.Duration(f.ProgressEvery), upsertKey: f.UpsertKey, upsertOffset: f.UpsertOffset}
+			progressEvery: time.Duration(f.ProgressEvery), upsertKey: f.UpsertKey, upsertPartition: f.UpsertPartition, upsertOffset: f.UpsertOffset}
 		return nil
 	})
 }

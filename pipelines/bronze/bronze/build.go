@@ -94,7 +94,7 @@ func Build(ctx context.Context, s beam.Scope, cfg Config) (*Plan, error) {
 		t, eopts := tables.Bronze.As(ident), opts
 		if cfg.Upsert {
 			t = upsertTable(t)
-			eopts = append(slices.Clone(opts), icebergio.Upsert("kafka_key", "kafka_offset"))
+			eopts = append(slices.Clone(opts), icebergio.Upsert("kafka_key", "kafka_partition", "kafka_offset"))
 		}
 		events, err := icebergio.Open(ctx, cfg.Catalog, t, cfg.Pipeline, eopts...)
 		if err != nil {
