@@ -231,6 +231,10 @@ func TestFlinkSubmitE2E(t *testing.T) {
 		args := append(flinkArgs(fmt.Sprintf("haadee2eroute%d", stamp), a+","+b), "--flink-rest="+restURL, "--bounded",
 			"--route="+routes, "--upsert", "--pipeline-id=bronze-e2e-flinkroute",
 			"--catalog=sql", "--catalog-uri="+routeCat.URI, "--warehouse="+routeCat.Warehouse, "--s3-endpoint="+s3Endpoint)
+		for _, kv := range []string{"AWS_ACCESS_KEY_ID=minioadmin", "AWS_SECRET_ACCESS_KEY=minioadmin", "AWS_REGION=us-east-1"} {
+			k, v, _ := strings.Cut(kv, "=")
+			t.Setenv(k, v) // for ScanRows in this process: the tables are on MinIO
+		}
 		truth := map[string]map[string]string{} // table -> key -> title
 		for round := range 2 {
 			produceRouted(ctx, t, brokers, a, b, round, truth)
