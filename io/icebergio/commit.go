@@ -201,6 +201,14 @@ func (c *committer) process(ctx context.Context, pending []FileSet, running offs
 		res.Offsets = running.String()
 		done = append(done, res)
 		commits.WithLabelValues(c.ident, res.Outcome).Inc()
+		if res.Outcome == "empty" || res.Outcome == "duplicate" {
+			// The table is current with this window: nothing in it was
+			// for the table, or it is there already. The "seconds since the
+			// last commit" clock restarts, as after a commit, so that a
+			// table that seldom gets rows (the dead letters') does not look
+			// stuck while its pipeline runs.
+			sinceCommit.mark(c.ident, time.Now())
+		}
 		if res.Outcome == "empty" && running.Ahead(committed) && time.Since(durableAt) >= c.progressInterval() {
 			if err := c.recordProgress(ctx, running); err != nil {
 				return pending, running, done, err

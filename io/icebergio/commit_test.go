@@ -15,6 +15,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/transforms/offsets"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // writeWindow writes batches with the real writer as one bundle of window
@@ -526,5 +527,53 @@ func TestCommitterPinsItsBase(t *testing.T) {
 	p := icebergtest.Load(t, cat, ident).Properties()[icebergio.ProgressProperty(pipeline)]
 	if !strings.Contains(p, `"0":25`) || !strings.Contains(p, `"1":12`) {
 		t.Errorf("progress property %q: want the offsets 25 and 12 of the last commit, not moved back", p)
+	}
+}
+
+// A window with no row for a table leaves the table current: the "seconds
+// since the last commit" clock restarts as after a commit, so that HaadeNoCommit
+// does not fire for a dead-letter table that no record was for.
+func TestEmptyWindowMarksTheCommitClock(t *testing.T) {
+	ctx := context.Background()
+	sink, cat := testTable(t, "empty_clock")
+	w := writeWindow(t, sink, 2, batch(2, 0, 3, 6, 3, 4, 5), batch(2, 1, 2, 4, 2, 3)) // every offset a gap
+	if len(w.Files) != 0 {
+		t.Fatalf("the window has %d files, want none", len(w.Files))
+	}
+	clock := func() []float64 {
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(icebergio.Collectors()...)
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []float64
+		for _, mf := range mfs {
+			if mf.GetName() != "haade_seconds_since_last_commit" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "table" && l.GetValue() == sink.Table.Ident {
+						got = append(got, m.GetGauge().GetValue())
+					}
+				}
+			}
+		}
+		return got
+	}
+	if got := clock(); len(got) != 0 {
+		t.Fatalf("the clock of %s before any window: %v, want none", sink.Table.Ident, got)
+	}
+	c := icebergio.NewCommitter(cat, sink.Table.Ident, pipeline, offsets.Offsets{topic: {0: 3, 1: 2}}, nil)
+	_, _, done, err := c.Process(ctx, []icebergio.FileSet{w}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{outcome(2, "empty", 0)}, outcomes(done)); diff != "" {
+		t.Fatalf("commits (-want +got):\n%s", diff)
+	}
+	if got := clock(); len(got) != 1 || got[0] < 0 || got[0] > 60 {
+		t.Errorf("the clock of %s after an empty window: %v, want one value of seconds just past", sink.Table.Ident, got)
 	}
 }

@@ -69,9 +69,11 @@ func commitSucceeded(table string, t time.Time) {
 func tableSeen(table string) { sinceCommit.seen(table, time.Now()) }
 
 // sinceCommit exports haade_seconds_since_last_commit, computed at scrape time.
+// Commits mark it, and so do windows that needed none (empty or already in the
+// table): a window with no row for a table leaves that table current.
 var sinceCommit = &sinceCollector{last: map[string]time.Time{},
 	desc: prometheus.NewDesc("haade_seconds_since_last_commit",
-		"Seconds since the last successful commit of a table (since the process started, before the first).", []string{"table"}, nil)}
+		"Seconds since the table was last current with the stream: its last successful commit, or a window with nothing for it (since the process started, before either).", []string{"table"}, nil)}
 
 type sinceCollector struct {
 	mu   sync.Mutex

@@ -15,7 +15,10 @@ if [[ ! -x "$BIN" ]]; then
 	src="$CACHE/src"
 	prometheus_tree "$VERSION" "$src"
 	echo "building promtool $VERSION into $BIN (once)" >&2
-	(cd "$src" && GOFLAGS= nice -n 10 go build -o "$BIN.tmp" ./cmd/promtool)
+	# The server's flags (testing/monitoring/prometheus.sh): with -trimpath no package's build
+	# depends on the folder of its copy, so the server's build, later, reuses what this one
+	# compiled of Prometheus's own packages from the Go build cache, and the other way round.
+	(cd "$src" && GOFLAGS= CGO_ENABLED=0 nice -n 10 go build -trimpath -tags netgo,stringlabels -o "$BIN.tmp" ./cmd/promtool)
 	mv "$BIN.tmp" "$BIN"
 	rm -rf "$src"
 fi

@@ -31,8 +31,8 @@
 #   haade-prometheus, haade-prometheus-operator, haade-prometheus-config-reloader
 #                     Prometheus 3.3.0 and the Prometheus operator v0.85.0 (with its config
 #                     reloader), built from the Go module proxy by
-#                     testing/monitoring/prometheus.sh, on the static base. Only with
-#                     `build monitoring`: no tier runs them yet (issue 32)
+#                     testing/monitoring/prometheus.sh, on the static base; the node
+#                     overlay runs them (k8s/operators/prometheus)
 #
 # Needs root, and the network for the first build (Debian's mirror, the Go
 # module proxy): run it outside any network namespace. Podman keeps the images
@@ -255,8 +255,7 @@ fetch_operator() {
 }
 
 # Prometheus, its operator and the operator's config reloader: each binary
-# on the static base (issue 32; not part of a plain `build` until a tier runs
-# them).
+# on the static base.
 build_monitoring() {
 	"$ROOT/testing/monitoring/prometheus.sh" install
 	local name bin ctx
@@ -270,11 +269,11 @@ build_monitoring() {
 	done
 }
 
-# build_all [haade|services|flink|monitoring...]: the bases, then the parts asked (all but
-# monitoring by default).
+# build_all [haade|services|flink|monitoring...]: the bases, then the parts asked (all
+# by default).
 build_all() {
 	local parts=("$@")
-	((${#parts[@]})) || parts=(haade services flink)
+	((${#parts[@]})) || parts=(haade services flink monitoring)
 	build_bases
 	local p
 	for p in "${parts[@]}"; do
@@ -293,19 +292,24 @@ skaffold)
 	# Skaffold's custom builder: it sets IMAGE (the artifact's name and tag)
 	# and PUSH_IMAGE. Not pushed, the image goes into the node's containerd
 	# when testing/cluster/node.sh runs one (skaffold run -p node).
-	name="${2:?usage: $0 skaffold haade|flink|jobserver|flink-operator|kafka|minio|postgres}"
+	name="${2:?usage: $0 skaffold haade|flink|jobserver|flink-operator|kafka|minio|postgres|prometheus|prometheus-operator|prometheus-config-reloader}"
 	: "${IMAGE:?images.sh skaffold runs under Skaffold, which sets IMAGE}"
 	case "$name" in
 	haade) build_all haade; src=localhost/haade:dev ;;
 	flink | jobserver | flink-operator) build_all flink; src="localhost/haade-$name:dev" ;;
 	kafka | minio | postgres) build_all services; src="localhost/haade-$name:dev" ;;
-	*) die "skaffold: unknown image $name (haade, flink, jobserver, flink-operator, kafka, minio, postgres)" ;;
+	prometheus | prometheus-operator | prometheus-config-reloader) build_all monitoring; src="localhost/haade-$name:dev" ;;
+	*) die "skaffold: unknown image $name (haade, flink, jobserver, flink-operator, kafka, minio, postgres, prometheus, prometheus-operator, prometheus-config-reloader)" ;;
 	esac
 	podman tag "$src" "$IMAGE"
+	load=("$IMAGE")
+	# The operator names the config reloader in its arguments, which Skaffold
+	# does not rewrite: the node gets the :dev tag too.
+	[[ $name == prometheus-config-reloader ]] && load+=("$src")
 	if [[ "${PUSH_IMAGE:-false}" == true ]]; then
 		podman push "$IMAGE"
 	elif "$ROOT/testing/cluster/node.sh" status 2>/dev/null | grep -q '^kubelet: running'; then
-		"$ROOT/testing/cluster/node.sh" load "$IMAGE"
+		"$ROOT/testing/cluster/node.sh" load "${load[@]}"
 	fi
 	;;
 *) echo "usage: $0 setup|build|list" >&2; exit 2 ;;

@@ -89,14 +89,15 @@ func (k kube) apply(yaml string) {
 }
 
 // render builds the overlay with kubectl's kustomize, with every old image name
-// replaced by its new one.
+// replaced by its new one, and the restart alert's test thresholds
+// (restartRules).
 func (k kube) render(replace map[string]string) string {
 	k.t.Helper()
 	out := k.must(time.Minute, "kustomize", filepath.Join(cmdtest.MustRepoRoot(k.t), overlay))
 	for from, to := range replace {
 		out = strings.ReplaceAll(out, "image: "+from+"\n", "image: "+to+"\n")
 	}
-	return out
+	return restartRules(k.t, out)
 }
 
 // jsonpath reads one field of an object.
@@ -140,6 +141,9 @@ func (k kube) debug() {
 		{"logs", "-n", "flink-operator", "deploy/flink-kubernetes-operator", "--tail=60"},
 		{"logs", "-n", "lakehouse", "deploy/haade-flink", "--tail=60"},
 		{"logs", "-n", "lakehouse", "job/bronze-submit", "--tail=60"},
+		{"get", "prometheus,podmonitor,prometheusrule", "-A"},
+		{"logs", "-n", "monitoring", "deploy/prometheus-operator", "--tail=40"},
+		{"logs", "-n", "monitoring", "pod/prometheus-haade-0", "-c", "prometheus", "--tail=40"},
 	} {
 		out, err := k.run(time.Minute, args...)
 		k.t.Logf("kubectl %s:\n%s%v", strings.Join(args, " "), out, err)
@@ -404,18 +408,21 @@ func TestClusterBronze(t *testing.T) {
 	root := cmdtest.MustRepoRoot(t)
 	t0 := time.Now()
 
-	// 1. Install what a platform team installs first: the monitoring CRDs the
-	// overlay's PodMonitor and PrometheusRule need, and the operator's CRD; then
-	// the Kafka Secrets (the component's secrets.sh) and the overlay, server-side.
-	for _, f := range []string{"k8s/crds/prometheus-podmonitors.yaml", "k8s/crds/prometheus-prometheusrules.yaml",
-		"k8s/crds/prometheus-servicemonitors.yaml", "k8s/operators/flink/crd-flinkdeployments.yaml",
+	// 1. Install what a platform team installs first: the Prometheus operator's
+	// CRDs (the overlay's PodMonitors and PrometheusRules, and the node's
+	// Prometheus) and the Flink operator's; then the Kafka Secrets (the
+	// component's secrets.sh) and the overlay, server-side.
+	for _, f := range []string{"k8s/crds/prometheus-prometheuses.yaml", "k8s/crds/prometheus-podmonitors.yaml",
+		"k8s/crds/prometheus-prometheusrules.yaml", "k8s/crds/prometheus-servicemonitors.yaml",
+		"k8s/crds/prometheus-probes.yaml", "k8s/operators/flink/crd-flinkdeployments.yaml",
 		"k8s/operators/flink/crd-flinksessionjobs.yaml"} {
 		k.must(2*time.Minute, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(root, f))
 	}
 	// Polled, not `kubectl wait`: that fails at once on a CRD whose status has no
 	// conditions yet ("status.conditions accessor error").
 	for _, crd := range []string{"flinkdeployments.flink.apache.org", "flinksessionjobs.flink.apache.org",
-		"podmonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"} {
+		"podmonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com", "prometheuses.monitoring.coreos.com",
+		"servicemonitors.monitoring.coreos.com", "probes.monitoring.coreos.com"} {
 		waitFor(t, k, 2*time.Minute, "CRD "+crd+" established", func() (bool, string) {
 			s := k.jsonpath("", "crd/"+crd, `{.status.conditions[?(@.type=="Established")].status}`)
 			return s == "True", "Established=" + s
@@ -441,6 +448,17 @@ func TestClusterBronze(t *testing.T) {
 	jobDone(t, k, "lakehouse", "minio-bucket", 5*time.Minute)
 	jobDone(t, k, "lakehouse", "minio-pipeline-user", 5*time.Minute)
 
+	// The Prometheus operator runs Prometheus/haade, which loads HAADE's rules;
+	// from now on every change of an alert's state is recorded.
+	pr := prom{t: t, k: k}
+	pr.ready(10 * time.Minute)
+	alerts := watchAlerts(t, pr)
+	defer func() {
+		for _, e := range alerts.history(t0) {
+			t.Logf("alert seen (time since the overlay was applied, alert, state): %s", e)
+		}
+	}()
+
 	fl := flink{t: t, k: k}
 	cat := lakehouse(t, k)
 	bronze := func() []tables.BronzeEvent { return rows[tables.BronzeEvent](t, cat, "lakehouse.bronze_events") }
@@ -464,6 +482,31 @@ func TestClusterBronze(t *testing.T) {
 	want := 3000
 	waitFor(t, k, 10*time.Minute, "the first batch landed exactly once", func() (bool, string) { return exactlyOnce(bronze(), want) })
 
+	// Prometheus found the pods through PodMonitor/bronze and
+	// PodMonitor/haade-flink, and has HAADE's series and Flink's, with the
+	// labels the PodMonitors give (job namespace/name, namespace, pod).
+	const bronzeTargets = `job="lakehouse/bronze",namespace="lakehouse",pod=~"haade-flink-taskmanager-.+"`
+	const table = `table="lakehouse.bronze_events"`
+	pr.series(3*time.Minute, [][2]string{
+		{"bronze's workers scraped (PodMonitor/bronze)", `up{` + bronzeTargets + `,endpoint="bronze-metrics"} == 1`},
+		{"the JobManager scraped (PodMonitor/haade-flink)", `up{job="lakehouse/haade-flink",pod!~"haade-flink-taskmanager-.+",endpoint="flink-metrics"} == 1`},
+		{"the TaskManagers scraped (PodMonitor/haade-flink)", `up{job="lakehouse/haade-flink",pod=~"haade-flink-taskmanager-.+",endpoint="flink-metrics"} == 1`},
+		{"commits", `haade_commits_total{` + bronzeTargets + `,` + table + `,outcome="committed"} > 0`},
+		{"every row written", `sum(haade_rows_written_total{` + bronzeTargets + `,` + table + `}) >= 3000`},
+		{"every record read", `sum(haade_kafka_records_read_total{` + bronzeTargets + `,topic="fintech.debt.raw"}) >= 3000`},
+		{"the lag, caught up", `sum(haade_kafka_consumer_lag{` + bronzeTargets + `,topic="fintech.debt.raw"}) == 0`},
+		{"freshness", `sum(haade_freshness_seconds_count{` + bronzeTargets + `,` + table + `}) > 0`},
+		{"a recent commit", `min(haade_seconds_since_last_commit{` + bronzeTargets + `,` + table + `}) < 60`},
+		{"each worker's commit clock", `haade_seconds_since_last_commit{` + bronzeTargets + `}`},
+		{"Flink's job uptime", `flink_jobmanager_job_uptime{job="lakehouse/haade-flink",namespace="lakehouse",job_name=~"bronze_.+"} > 0`},
+		{"Flink's restarts, none", `flink_jobmanager_job_numRestarts{job="lakehouse/haade-flink",job_name=~"bronze_.+"} == 0`},
+	})
+	// Before the job ran, it was not running: that alert resolves now.
+	alerts.resolved(t, k, "HaadeFlinkJobNotRunning", time.Now(), 2*time.Minute)
+	if s := alerts.now("HaadeFlinkJobRestarting"); s != "inactive" {
+		t.Errorf("HaadeFlinkJobRestarting is %s before any restart", s)
+	}
+
 	// 4. Delete a TaskManager pod while producing: Flink's JobManager asks for a new
 	// one, and the job restores from its S3 checkpoint.
 	waitFor(t, k, 5*time.Minute, "a checkpoint completed on S3", func() (bool, string) {
@@ -473,6 +516,8 @@ func TestClusterBronze(t *testing.T) {
 		}
 		return strings.HasPrefix(c.Latest.Completed.ExternalPath, "s3://warehouse/checkpoints/bronze/"), c.Latest.Completed.ExternalPath
 	})
+	pr.series(2*time.Minute, [][2]string{{"Flink's completed checkpoints",
+		`flink_jobmanager_job_numberOfCompletedCheckpoints{job="lakehouse/haade-flink",job_id="` + j1.ID + `"} > 0`}})
 	before := fl.checkpoints(j1.ID)
 	produce(t, k, "produce-2", 4000, 200, 2)
 	waitFor(t, k, 3*time.Minute, "the second batch is being produced", func() (bool, string) {
@@ -485,6 +530,7 @@ func TestClusterBronze(t *testing.T) {
 		t.Fatal("no TaskManager pod")
 	}
 	k.must(2*time.Minute, "-n", "lakehouse", "delete", tm[0], "--wait=false")
+	tmDeleted := time.Now()
 	t.Logf("deleted %s (checkpoint %d completed before)", tm[0], before.Latest.Completed.ID)
 	jobDone(t, k, "lakehouse", "produce-2", 10*time.Minute)
 	want += 4000
@@ -503,6 +549,12 @@ func TestClusterBronze(t *testing.T) {
 	waitFor(t, k, 15*time.Minute, "both batches landed exactly once after the TaskManager's deletion", func() (bool, string) {
 		return exactlyOnce(bronze(), want)
 	})
+	// Flink counted the restart, and the restart alert fired from that series
+	// (the test's threshold: one restart in 3 minutes). It resolves 3 minutes
+	// later, checked before the rollout.
+	pr.series(time.Minute, [][2]string{{"Flink's restart",
+		`flink_jobmanager_job_numRestarts{job="lakehouse/haade-flink",job_id="` + j1.ID + `"} >= 1`}})
+	alerts.wait(t, k, "HaadeFlinkJobRestarting", "firing", tmDeleted, 5*time.Minute)
 
 	// 5. Delete the JobManager pod: its Deployment brings a new one, which recovers
 	// the same job from Kubernetes HA (ConfigMap leader election, S3 HA storage).
@@ -571,6 +623,14 @@ func TestClusterBronze(t *testing.T) {
 		t.Errorf("the second submit Job changed Flink's jobs (-before +after):\n%s", diff)
 	}
 
+	alerts.resolved(t, k, "HaadeFlinkJobRestarting", tmDeleted, 10*time.Minute)
+	// The job runs, and the topic has been quiet for minutes: neither fires.
+	for _, a := range []string{"HaadeNoCommit", "HaadeFlinkJobNotRunning"} {
+		if s := alerts.now(a); s == "firing" {
+			t.Errorf("%s is firing before the job is cancelled", a)
+		}
+	}
+
 	// 8. Roll out a new image tag as k8s/README.md's "Upgrading the pipeline" says:
 	// cancel the Flink job, delete the submit Job, apply with the new tag. The
 	// operator redeploys the session cluster (its TaskManagers' sidecar changed), the
@@ -581,6 +641,13 @@ func TestClusterBronze(t *testing.T) {
 		t.Fatalf("cancel the Flink job: %v", err)
 	}
 	cancel()
+	cancelled := time.Now()
+	// With no job, the alerts fire from the series that stop: Flink's job
+	// uptime is absent (HaadeFlinkJobNotRunning, after 2 minutes), and no
+	// worker commits (HaadeNoCommit, its production thresholds). Both fire
+	// before the new version is applied.
+	alerts.wait(t, k, "HaadeFlinkJobNotRunning", "firing", cancelled, 6*time.Minute)
+	alerts.wait(t, k, "HaadeNoCommit", "firing", cancelled, 6*time.Minute)
 	// The Jobs whose pod template the new tag changes are replaced, as Argo CD's
 	// Replace=true does: a Job's template is immutable.
 	k.must(2*time.Minute, "-n", "lakehouse", "delete", "job", "bronze-submit", "minio-bucket", "minio-pipeline-user", "--wait=true")
@@ -597,6 +664,9 @@ func TestClusterBronze(t *testing.T) {
 	waitFor(t, k, 15*time.Minute, "every record landed exactly once after the rollout", func() (bool, string) {
 		return exactlyOnce(bronze(), want)
 	})
+	landed := time.Now()
+	alerts.resolved(t, k, "HaadeFlinkJobNotRunning", landed, 5*time.Minute)
+	alerts.resolved(t, k, "HaadeNoCommit", landed, 5*time.Minute)
 	images := k.must(time.Minute, "-n", "lakehouse", "get", "pods", "-l", "app=haade-flink,component=taskmanager",
 		"-o", `jsonpath={.items[*].spec.containers[?(@.name=="beam-worker-pool")].image}`)
 	if !strings.Contains(images, rolloutImage) || strings.Contains(images, "localhost/haade:dev") {
@@ -606,6 +676,18 @@ func TestClusterBronze(t *testing.T) {
 	// Nothing went to the dead-letter table: every event was well formed.
 	if dlq := rows[tables.DeadLetter](t, cat, "lakehouse.bronze_events_dlq"); len(dlq) != 0 {
 		t.Errorf("%d dead letters, want 0", len(dlq))
+	}
+
+	// The dashboard users import into their Grafana, drawn from this run's
+	// series: every panel has data but the dead letters' (there are none).
+	png := os.Getenv("HAADE_DASHBOARD_PNG")
+	if png == "" {
+		png = filepath.Join(t.TempDir(), "dashboard.png")
+	}
+	for _, title := range pr.dashboard(png, t0, time.Now()) {
+		if title != "Dead letters" {
+			t.Errorf("the dashboard's panel %q has no data", title)
+		}
 	}
 	t.Logf("the whole run took %v", time.Since(t0).Round(time.Second))
 }

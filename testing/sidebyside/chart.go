@@ -5,14 +5,10 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
-	"image/png"
-	"os"
 	"strings"
 
+	"github.com/haade/haade/testing/chart"
 	"github.com/haade/haade/testing/stats"
-	"golang.org/x/image/font"
-	"golang.org/x/image/font/basicfont"
-	"golang.org/x/image/math/fixed"
 )
 
 // summary is one contender's figures over its runs: the median of each.
@@ -133,11 +129,7 @@ const (
 )
 
 var (
-	colWhite = color.RGBA{255, 255, 255, 255}
-	colInk   = color.RGBA{33, 37, 41, 255}
-	colGrey  = color.RGBA{134, 142, 150, 255}
-	colRule  = color.RGBA{222, 226, 230, 255}
-	colorOf  = map[string]color.RGBA{
+	colorOf = map[string]color.RGBA{
 		"bronze":  {12, 166, 120, 255}, // green
 		"spark":   {230, 119, 0, 255},  // orange
 		"connect": {66, 99, 235, 255},  // blue
@@ -159,10 +151,10 @@ func drawChart(rep Report) *image.RGBA {
 	panelH := panelTop + len(ss)*(barH+barGap) + barGap
 	chartH := margin + headerH + 2*panelH + panelGap + margin
 	img := image.NewRGBA(image.Rect(0, 0, chartW, chartH))
-	draw.Draw(img, img.Bounds(), &image.Uniform{colWhite}, image.Point{}, draw.Src)
-	text(img, margin, margin+12, colInk, fmt.Sprintf("Kafka -> Iceberg on MinIO: %s events, %d partitions, commit interval %s",
+	draw.Draw(img, img.Bounds(), &image.Uniform{chart.White}, image.Point{}, draw.Src)
+	chart.Text(img, margin, margin+12, chart.Ink, fmt.Sprintf("Kafka -> Iceberg on MinIO: %s events, %d partitions, commit interval %s",
 		thousands(float64(rep.Events)), rep.Partitions, rep.CommitInterval))
-	text(img, margin, margin+30, colGrey, fmt.Sprintf("median of runs; %s; %s; go run ./testing/sidebyside", rep.Machine, rep.Date[:min(10, len(rep.Date))]))
+	chart.Text(img, margin, margin+30, chart.Grey, fmt.Sprintf("median of runs; %s; %s; go run ./testing/sidebyside", rep.Machine, rep.Date[:min(10, len(rep.Date))]))
 
 	panels := []panel{
 		{"events/s (launch to all rows visible)", func(s summary) float64 { return s.eventsPerS }, func(v float64) string { return thousands(v) }, "higher is better"},
@@ -181,9 +173,9 @@ func drawChart(rep Report) *image.RGBA {
 }
 
 func drawPanel(img *image.RGBA, r image.Rectangle, p panel, ss []summary) {
-	fill(img, image.Rect(r.Min.X, r.Min.Y, r.Max.X, r.Min.Y+1), colRule)
-	text(img, r.Min.X, r.Min.Y+18, colInk, p.title)
-	text(img, r.Max.X-len(p.better)*7, r.Min.Y+18, colGrey, p.better)
+	chart.Fill(img, image.Rect(r.Min.X, r.Min.Y, r.Max.X, r.Min.Y+1), chart.Rule)
+	chart.Text(img, r.Min.X, r.Min.Y+18, chart.Ink, p.title)
+	chart.Text(img, r.Max.X-len(p.better)*7, r.Min.Y+18, chart.Grey, p.better)
 	hi := 0.0
 	for _, s := range ss {
 		hi = max(hi, p.value(s))
@@ -198,31 +190,11 @@ func drawPanel(img *image.RGBA, r image.Rectangle, p panel, ss []summary) {
 	for _, s := range ss {
 		v := p.value(s)
 		w := int(float64(full) * v / hi)
-		text(img, r.Min.X, y+barH/2+5, colInk, labels[s.name])
-		fill(img, image.Rect(x0, y, x0+max(w, 1), y+barH), colorOf[s.name])
-		text(img, x0+w+6, y+barH/2+5, colInk, p.unit(v))
+		chart.Text(img, r.Min.X, y+barH/2+5, chart.Ink, labels[s.name])
+		chart.Fill(img, image.Rect(x0, y, x0+max(w, 1), y+barH), colorOf[s.name])
+		chart.Text(img, x0+w+6, y+barH/2+5, chart.Ink, p.unit(v))
 		y += barH + barGap
 	}
 }
 
-func fill(img *image.RGBA, r image.Rectangle, c color.RGBA) {
-	draw.Draw(img, r, &image.Uniform{c}, image.Point{}, draw.Src)
-}
-
-// text draws s with its baseline at y, in the 7×13 fixed font.
-func text(img *image.RGBA, x, y int, c color.RGBA, s string) {
-	d := font.Drawer{Dst: img, Src: &image.Uniform{c}, Face: basicfont.Face7x13, Dot: fixed.P(x, y)}
-	d.DrawString(s)
-}
-
-func writeChart(path string, rep Report) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := png.Encode(f, drawChart(rep)); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
+func writeChart(path string, rep Report) error { return chart.Save(path, drawChart(rep)) }

@@ -5,11 +5,11 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
-	"image/png"
 	"math"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/haade/haade/testing/chart"
 )
 
 // The freshness chart: one panel per rate, freshness over time in each, one
@@ -26,10 +26,10 @@ func drawFreshChart(rep FreshReport) *image.RGBA {
 	rates := freshRates(rep)
 	chartH := margin + headerH + len(rates)*(freshPanelH+panelGap) + margin
 	img := image.NewRGBA(image.Rect(0, 0, chartW, chartH))
-	draw.Draw(img, img.Bounds(), &image.Uniform{colWhite}, image.Point{}, draw.Src)
-	text(img, margin, margin+12, colInk, fmt.Sprintf("Freshness over time (commit time - Kafka timestamp, worst record of each second), %d partitions, commit interval %s",
+	draw.Draw(img, img.Bounds(), &image.Uniform{chart.White}, image.Point{}, draw.Src)
+	chart.Text(img, margin, margin+12, chart.Ink, fmt.Sprintf("Freshness over time (commit time - Kafka timestamp, worst record of each second), %d partitions, commit interval %s",
 		rep.Partitions, rep.CommitInterval))
-	text(img, margin, margin+30, colGrey, fmt.Sprintf("steady producer for %.0f s per run; %s; %s; go run ./testing/sidebyside --freshness",
+	chart.Text(img, margin, margin+30, chart.Grey, fmt.Sprintf("steady producer for %.0f s per run; %s; %s; go run ./testing/sidebyside --freshness",
 		rep.DurationS, rep.Machine, rep.Date[:min(10, len(rep.Date))]))
 	y := margin + headerH
 	for _, rate := range rates {
@@ -73,53 +73,39 @@ func freshYMax(rs []FreshResult) (top, step float64) {
 			hi = max(hi, float64(p.MaxLagMs)/1000)
 		}
 	}
-	step = niceStep(hi / 5)
+	step = chart.NiceCeil(hi / 5)
 	return math.Ceil(hi/step) * step, step
 }
 
-// niceStep rounds x up to 1, 2 or 5 times a power of ten.
-func niceStep(x float64) float64 {
-	if x <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= x {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
 func drawFreshPanel(img *image.RGBA, r image.Rectangle, rate int, durationS float64, rs []FreshResult) {
-	fill(img, image.Rect(r.Min.X, r.Min.Y, r.Max.X, r.Min.Y+1), colRule)
-	text(img, r.Min.X, r.Min.Y+18, colInk, fmt.Sprintf("%s events/s", thousands(float64(rate))))
+	chart.Fill(img, image.Rect(r.Min.X, r.Min.Y, r.Max.X, r.Min.Y+1), chart.Rule)
+	chart.Text(img, r.Min.X, r.Min.Y+18, chart.Ink, fmt.Sprintf("%s events/s", thousands(float64(rate))))
 	// The legend: each contender's colour, name and p99.
 	x := r.Min.X + 160
 	for _, res := range rs {
-		fill(img, image.Rect(x, r.Min.Y+9, x+14, r.Min.Y+21), colorOf[res.Contender])
+		chart.Fill(img, image.Rect(x, r.Min.Y+9, x+14, r.Min.Y+21), colorOf[res.Contender])
 		flat := "flat"
 		if !res.Verdict.Flat {
 			flat = "NOT flat"
 		}
 		label := fmt.Sprintf("%s: p99 %.1f s, %s", shortLabel(res.Contender), float64(res.P99Ms)/1000, flat)
-		text(img, x+20, r.Min.Y+19, colInk, label)
+		chart.Text(img, x+20, r.Min.Y+19, chart.Ink, label)
 		x += 20 + len(label)*7 + 24
 	}
 	a := plotArea(r)
 	top, step := freshYMax(rs)
 	for v := 0.0; v <= top+step/2; v += step {
 		yy := a.Max.Y - int(float64(a.Dy())*v/top)
-		fill(img, image.Rect(a.Min.X, yy, a.Max.X, yy+1), colRule)
+		chart.Fill(img, image.Rect(a.Min.X, yy, a.Max.X, yy+1), chart.Rule)
 		l := fmt.Sprintf("%g s", v)
-		text(img, a.Min.X-8-len(l)*7, yy+4, colGrey, l)
+		chart.Text(img, a.Min.X-8-len(l)*7, yy+4, chart.Grey, l)
 	}
-	xStep := niceStep(durationS / 8)
+	xStep := chart.NiceCeil(durationS / 8)
 	for v := 0.0; v <= durationS+xStep/2; v += xStep {
 		xx := a.Min.X + int(float64(a.Dx())*v/max(durationS, 1))
-		fill(img, image.Rect(xx, a.Max.Y, xx+1, a.Max.Y+4), colGrey)
+		chart.Fill(img, image.Rect(xx, a.Max.Y, xx+1, a.Max.Y+4), chart.Grey)
 		l := fmt.Sprintf("%g s", v)
-		text(img, xx-len(l)*7/2, a.Max.Y+17, colGrey, l)
+		chart.Text(img, xx-len(l)*7/2, a.Max.Y+17, chart.Grey, l)
 	}
 	for _, res := range rs {
 		c := colorOf[res.Contender]
@@ -167,15 +153,7 @@ func abs(x int) int {
 }
 
 func writeFreshChart(path string, rep FreshReport) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := png.Encode(f, drawFreshChart(rep)); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return chart.Save(path, drawFreshChart(rep))
 }
 
 // freshMarkdown is docs/benchmarks' freshness table and the sustainable rates.

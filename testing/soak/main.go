@@ -150,7 +150,7 @@ func figures(cmd string, args []string) error {
 		if len(args) < 2 {
 			return errors.New("usage: soak chart OUT.png LABEL=soak.json...")
 		}
-		return chart("bronze on Beam 2.62's Flink job server (embedded Flink 1.19), 2,000 events/s, 4 partitions", args[0], args[1:])
+		return writeChart("bronze on Beam 2.62's Flink job server (embedded Flink 1.19), 2,000 events/s, 4 partitions", args[0], args[1:])
 	default:
 		if len(args) < 1 || len(args) > 2 {
 			return errors.New("usage: soak table soak.json [EVERY]")
