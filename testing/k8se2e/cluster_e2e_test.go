@@ -642,12 +642,6 @@ func TestClusterBronze(t *testing.T) {
 	}
 	cancel()
 	cancelled := time.Now()
-	// With no job, the alerts fire from the series that stop: Flink's job
-	// uptime is absent (HaadeFlinkJobNotRunning, after 2 minutes), and no
-	// worker commits (HaadeNoCommit, its production thresholds). Both fire
-	// before the new version is applied.
-	alerts.wait(t, k, "HaadeFlinkJobNotRunning", "firing", cancelled, 6*time.Minute)
-	alerts.wait(t, k, "HaadeNoCommit", "firing", cancelled, 6*time.Minute)
 	// The Jobs whose pod template the new tag changes are replaced, as Argo CD's
 	// Replace=true does: a Job's template is immutable.
 	k.must(2*time.Minute, "-n", "lakehouse", "delete", "job", "bronze-submit", "minio-bucket", "minio-pipeline-user", "--wait=true")
@@ -657,6 +651,14 @@ func TestClusterBronze(t *testing.T) {
 	jobDone(t, k, "lakehouse", "produce-5", 10*time.Minute)
 	want += 1000
 	jobDone(t, k, "lakehouse", "bronze-submit", 20*time.Minute)
+	// While no job ran, the alerts fired from the series that stopped: Flink's
+	// job uptime went absent (HaadeFlinkJobNotRunning, after 2 minutes), and
+	// the idle TaskManagers, released, took the workers' commit clocks with
+	// them (HaadeNoCommit, its production thresholds). The operator's
+	// redeployment and the new submission take longer than that, so the test
+	// waits for them here rather than before the apply.
+	alerts.wait(t, k, "HaadeFlinkJobNotRunning", "firing", cancelled, 6*time.Minute)
+	alerts.wait(t, k, "HaadeNoCommit", "firing", cancelled, 6*time.Minute)
 	j4 := fl.runningJob(15*time.Minute, "the new version's job runs every task")
 	if j4.ID == j1.ID {
 		t.Fatalf("after the rollout the job is still %s", j1.ID)
@@ -676,6 +678,13 @@ func TestClusterBronze(t *testing.T) {
 	// Nothing went to the dead-letter table: every event was well formed.
 	if dlq := rows[tables.DeadLetter](t, cat, "lakehouse.bronze_events_dlq"); len(dlq) != 0 {
 		t.Errorf("%d dead letters, want 0", len(dlq))
+	}
+
+	// Checkpoints failed only while tasks started (the first deployment, the
+	// TaskManager's and the JobManager's replacement, the rollout), and
+	// completed between: HaadeFlinkCheckpointsFailing never fired.
+	if at, ok := alerts.seen("HaadeFlinkCheckpointsFailing", "firing", t0); ok {
+		t.Errorf("HaadeFlinkCheckpointsFailing fired %v after the overlay was applied, though checkpoints completed", at.Sub(t0).Round(time.Second))
 	}
 
 	// The dashboard users import into their Grafana, drawn from this run's

@@ -120,5 +120,20 @@ func (p prom) dashboard(path string, from, to time.Time) (empty []string) {
 		p.t.Fatal(err)
 	}
 	p.t.Logf("drew the dashboard's %d panels into %s (no data: %v)", len(panels), path, empty)
+	// What explains the panels' gaps: the scrapes of each worker, and how
+	// many samples each lag series has over the run.
+	span := fmt.Sprintf("[%ds]", int(to.Sub(from).Seconds())+1)
+	for _, q := range []string{
+		`count_over_time(up{job="lakehouse/bronze"}` + span + `)`,
+		`sum_over_time(up{job="lakehouse/bronze"}` + span + `)`,
+		`max_over_time(scrape_duration_seconds{job="lakehouse/bronze"}` + span + `)`,
+		`count_over_time(haade_kafka_consumer_lag` + span + `)`,
+		`count_over_time(haade_seconds_since_last_commit` + span + `)`,
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		v, _, _, err := api.Query(ctx, q, to)
+		cancel()
+		p.t.Logf("scrapes over the run: %s = %v (%v)", q, v, err)
+	}
 	return empty
 }

@@ -16,6 +16,10 @@
 //     testing/cluster/apiserver.sh install    # for the operator's test
 //     go test -tags monitoring -count=1 -v -timeout 20m ./testing/monitoring/
 //
+// On the node of testing/cluster, testing/k8se2e runs the same operator and
+// Prometheus as pods and asserts the series, alerts and dashboard from there
+// (.ci/cluster); these two tests, which need no node, are not in .ci/run.
+//
 // The tests listen on loopback ports: run them inside a network namespace of
 // their own when other things listen on this machine (nsenter --net=...).
 // They are behind the build tag "monitoring"; without it the package is empty.
