@@ -182,6 +182,16 @@ func Text(img *image.RGBA, x, y int, c color.RGBA, s string) {
 	d.DrawString(s)
 }
 
+// Load reads the PNG at path.
+func Load(path string) (image.Image, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return png.Decode(f)
+}
+
 // Save writes img to path as a PNG.
 func Save(path string, img image.Image) error {
 	f, err := os.Create(path)

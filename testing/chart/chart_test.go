@@ -3,9 +3,7 @@ package chart
 import (
 	"image"
 	"image/color"
-	"image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -57,14 +55,9 @@ func TestSaveWritesAPNG(t *testing.T) {
 	if err := Save(path, Lines("t", "", 1, []Panel{{Title: "p"}})); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
+	img, err := Load(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("decode %s: %v", path, err)
+		t.Fatalf("load %s: %v", path, err)
 	}
 	if img.Bounds().Dx() != width {
 		t.Errorf("width %d, want %d", img.Bounds().Dx(), width)

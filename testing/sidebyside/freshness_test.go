@@ -2,8 +2,6 @@ package main
 
 import (
 	"image"
-	"image/png"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/testing/chart"
 )
 
 func TestPercentileIsNearestRank(t *testing.T) {
@@ -258,12 +257,7 @@ func TestFreshChartDrawsEachLineAtItsLag(t *testing.T) {
 	if err := writeFreshChart(path, freshReport()); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
+	img, err := chart.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

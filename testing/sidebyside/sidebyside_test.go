@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"image/color"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio/rows"
+	"github.com/haade/haade/testing/chart"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/transforms/tables"
 )
@@ -275,12 +275,7 @@ func TestChartBarsFollowTheFigures(t *testing.T) {
 	if err := writeChart(path, report()); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
+	img, err := chart.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
