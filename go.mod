@@ -25,6 +25,7 @@ require (
 	github.com/twmb/franz-go/plugin/kslog v1.0.0
 	github.com/uptrace/bun/driver/pgdriver v1.2.16
 	github.com/uptrace/bun/driver/sqliteshim v1.3.0
+	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/image v0.41.0
 	golang.org/x/mod v0.41.0
 	golang.org/x/text v0.42.0

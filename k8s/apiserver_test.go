@@ -273,14 +273,17 @@ func TestAPIServer(t *testing.T) {
 	k := apiServer(t)
 	builds := map[string][]object{}
 	var all []object
-	for _, dir := range append(append([]string{}, overlays...), "argocd") {
+	// The overlays, the Applications, and what the node's GitOps test runs:
+	// Argo CD itself and the Applications pointed at the node's git server.
+	dirs := append(append([]string{}, overlays...), "argocd", "operators/argocd", "argocd-node")
+	for _, dir := range dirs {
 		builds[dir] = kustomizeBuild(t, dir)
 		all = append(all, builds[dir]...)
 	}
 	installCRDs(t, k)
 	createNamespaces(t, k, all)
 
-	for _, dir := range append(append([]string{}, overlays...), "argocd") {
+	for _, dir := range dirs {
 		t.Run("dry run k8s/"+dir, func(t *testing.T) {
 			objs := builds[dir]
 			out, errOut, err := k.run(t, yamlStream(objs), dryRunArgs...)

@@ -119,10 +119,21 @@ func TestKustomizeBuild(t *testing.T) {
 				for _, e := range validate(o) {
 					t.Error(e)
 				}
+				// Without one, kubectl puts the object into the context's
+				// namespace, usually default.
+				if !clusterScoped[o.kind()] && o.namespace() == "" {
+					t.Errorf("%s: no namespace", o.id())
+				}
 			}
 			t.Logf("k8s/%s: %d objects: %v", dir, len(objs), sortedCounts(kinds))
 		})
 	}
+}
+
+// clusterScoped are the kinds the manifests use that have no namespace.
+var clusterScoped = map[string]bool{
+	"Namespace": true, "ClusterRole": true, "ClusterRoleBinding": true, "CustomResourceDefinition": true,
+	"PersistentVolume": true, "StorageClass": true, "Kustomization": true, "Component": true,
 }
 
 func sortedCounts(m map[string]int) []string {

@@ -164,6 +164,13 @@ func TestJobsResync(t *testing.T) {
 		if !found {
 			t.Errorf("%s: syncOptions lack ApplyOutOfSyncOnly=true: every sync would recreate the Replace=true Jobs", o.id())
 		}
+		// Argo CD 3 diffs a server-side-applied Application by a dry-run
+		// apply, which a changed Job's immutable template fails: a commit
+		// never rolled out on the node.
+		ann := mapAt(o.Map, "metadata", "annotations")
+		if opts, _ := ann["argocd.argoproj.io/compare-options"].(string); !strings.Contains(opts, "ServerSideDiff=false") {
+			t.Errorf("%s: no argocd.argoproj.io/compare-options: ServerSideDiff=false: the server-side diff of a changed Replace=true Job fails, and the commit does not roll out", o.id())
+		}
 	}
 }
 

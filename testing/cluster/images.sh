@@ -5,7 +5,7 @@
 #   images.sh setup      install podman, runc and debootstrap (apt), and write
 #                        /etc/containers/containers.conf (runc; ulimits this
 #                        machine allows) when it is not set up yet
-#   images.sh build [haade|services|flink|monitoring...]
+#   images.sh build [haade|services|flink|monitoring|gitops...]
 #                        build every image, or the bases and those parts
 #                        (cached: an image whose inputs did not change is not
 #                        rebuilt)
@@ -33,6 +33,12 @@
 #                     reloader), built from the Go module proxy by
 #                     testing/monitoring/prometheus.sh, on the static base; the node
 #                     overlay runs them (k8s/operators/prometheus)
+#   haade-argocd      Argo CD v3.6.1 and kustomize 5.8.3 (testing/gitops/argocd.sh, from the Go
+#                     module proxy) with git and tini on Debian (k8s/operators/argocd)
+#   haade-redis       Debian's Redis 7.0, Argo CD's cache
+#   haade-gitserver   git's git-http-backend behind testing/gitops/gitserver, the git server
+#                     Argo CD syncs from on the node (k8s/argocd-node)
+#   (gitops is not in the default build: only .ci/gitops runs it)
 #
 # Needs root, and the network for the first build (Debian's mirror, the Go
 # module proxy): run it outside any network namespace. Podman keeps the images
@@ -269,8 +275,24 @@ build_monitoring() {
 	done
 }
 
-# build_all [haade|services|flink|monitoring...]: the bases, then the parts asked (all
-# by default).
+# Argo CD, its Redis, and the git server it syncs from on the node.
+build_gitops() {
+	"$ROOT/testing/gitops/argocd.sh" install
+	local ctx
+	ctx=$(mktemp -d)
+	cp "$("$ROOT/testing/gitops/argocd.sh" path argocd)" "$("$ROOT/testing/gitops/argocd.sh" path kustomize)" \
+		"$IMAGES/argocd/git-verify-wrapper.sh" "$ctx/"
+	build argocd "$ctx"
+	rm -rf "$ctx"
+	build redis "$IMAGES/redis"
+	ctx=$(mktemp -d)
+	(cd "$ROOT" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -ldflags "-s -w" -o "$ctx/gitserver" ./testing/gitops/gitserver)
+	build gitserver "$ctx"
+	rm -rf "$ctx"
+}
+
+# build_all [haade|services|flink|monitoring|gitops...]: the bases, then the parts asked
+# (all but gitops by default).
 build_all() {
 	local parts=("$@")
 	((${#parts[@]})) || parts=(haade services flink monitoring)
@@ -278,8 +300,8 @@ build_all() {
 	local p
 	for p in "${parts[@]}"; do
 		case "$p" in
-		haade | services | flink | monitoring) "build_$p" ;;
-		*) die "build: unknown part $p (haade, services, flink, monitoring)" ;;
+		haade | services | flink | monitoring | gitops) "build_$p" ;;
+		*) die "build: unknown part $p (haade, services, flink, monitoring, gitops)" ;;
 		esac
 	done
 }

@@ -317,8 +317,13 @@ start() {
 	ip netns exec "$NODE_NETNS" ip route replace default dev hapi0
 	"${IN_NS[@]}" env APISERVER_ADVERTISE="$NODE_IP" "$APISERVER" start
 	write_configs
-	is_running containerd || spawn containerd "${IN_NS[@]}" containerd --config "$NODE_DIR/containerd.toml"
-	wait_until containerd 30 "containerd socket" test -S "$NODE_DIR/containerd.sock"
+	# A run killed before its stop leaves containerd's sockets behind: the socket file alone
+	# would pass for a containerd that answers, so wait for one that does.
+	if ! is_running containerd; then
+		rm -f "$NODE_DIR/containerd.sock" "$NODE_DIR/containerd.sock.ttrpc"
+		spawn containerd "${IN_NS[@]}" containerd --config "$NODE_DIR/containerd.toml"
+	fi
+	wait_until containerd 30 "containerd answering" ctr_ version
 	ctr_ images import "$BUILD_DIR/pause/pause.tar" >/dev/null
 	is_running kube-controller-manager || spawn kube-controller-manager "${IN_NS[@]}" "$BIN_DIR/kube-controller-manager" \
 		--kubeconfig="$KC" --authentication-kubeconfig="$KC" --authorization-kubeconfig="$KC" \

@@ -133,7 +133,13 @@ func (p prom) dashboard(path string, from, to time.Time) (empty []string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		v, _, _, err := api.Query(ctx, q, to)
 		cancel()
-		p.t.Logf("scrapes over the run: %s = %v (%v)", q, v, err)
+		vec, _ := v.(model.Vector)
+		if err != nil || len(vec) == 0 {
+			p.t.Logf("scrapes over the run: %s: nothing (%v)", q, err)
+		}
+		for _, smp := range vec {
+			p.t.Logf("scrapes over the run: %s: %v %s", q, smp.Value, smp.Metric)
+		}
 	}
 	return empty
 }
