@@ -42,20 +42,9 @@ KUSTOMIZE="$HAADE_CACHE/argocd/kustomize-$KUSTOMIZE_VERSION/kustomize"
 
 build() {
 	[[ -x "$BIN" ]] && return 0
-	local mod src p=github.com/argoproj/argo-cd/v3/common
+	local src="$DIR/src" p=github.com/argoproj/argo-cd/v3/common
 	export GOTOOLCHAIN="$ARGOCD_GO"
-	mod="$(GOFLAGS= go mod download -json "github.com/argoproj/argo-cd/v3@$ARGOCD_VERSION" |
-		python3 -c 'import json, sys; d = json.load(sys.stdin); print(d.get("Dir") or sys.exit(d.get("Error")))')"
-	src="$DIR/src"
-	if [[ ! -f "$src/.ready" ]]; then
-		rm -rf "$src"
-		mkdir -p "$DIR"
-		cp -r "$mod" "$src"
-		chmod -R u+w "$src"
-		(cd "$src" && GOFLAGS= go mod edit -dropreplace=github.com/argoproj/argo-cd/gitops-engine/v3 &&
-			GOFLAGS=-mod=mod go mod download github.com/argoproj/argo-cd/gitops-engine/v3)
-		touch "$src/.ready"
-	fi
+	module_copy "github.com/argoproj/argo-cd/v3@$ARGOCD_VERSION" "$src" github.com/argoproj/argo-cd/gitops-engine/v3
 	mkdir -p "$DIR/bin"
 	log "building argocd $ARGOCD_VERSION with $ARGOCD_GO into $BIN"
 	(cd "$src" && GOFLAGS=-mod=mod CGO_ENABLED=0 nice -n 19 go build -trimpath \

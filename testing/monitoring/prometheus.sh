@@ -87,21 +87,12 @@ build_prometheus() {
 }
 
 build_operator() {
-	local src mod
+	local src
 	if [[ -x "$(bin_path operator)" && -x "$(bin_path prometheus-config-reloader)" ]]; then return 0; fi
-	mod="$(module_dir "github.com/prometheus-operator/prometheus-operator@$OPERATOR_VERSION")"
 	src="$OP_DIR/src"
-	if [[ ! -f "$src/.ready" ]]; then
-		rm -rf "$src"
-		mkdir -p "$OP_DIR"
-		cp -r "$mod" "$src"
-		chmod -R u+w "$src"
-		(cd "$src" && GOFLAGS= go mod edit \
-			-dropreplace=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring \
-			-dropreplace=github.com/prometheus-operator/prometheus-operator/pkg/client &&
-			GOFLAGS=-mod=mod go mod download github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring github.com/prometheus-operator/prometheus-operator/pkg/client)
-		touch "$src/.ready"
-	fi
+	module_copy "github.com/prometheus-operator/prometheus-operator@$OPERATOR_VERSION" "$src" \
+		github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring \
+		github.com/prometheus-operator/prometheus-operator/pkg/client
 	mkdir -p "$OP_DIR/bin"
 	local name
 	for name in operator prometheus-config-reloader; do

@@ -104,6 +104,30 @@ ensure_port_free() {
 	fi
 }
 
+# module_copy MODULE@VERSION DEST [MODULE...]: a writable copy of a Go module from the module
+# proxy in DEST, made once (DEST/.ready), with its replace directives for the MODULEs dropped
+# and those modules downloaded at the versions its go.mod requires. A main module whose go.mod
+# replaces its own submodules with folders that its zip lacks (the Prometheus operator, Argo
+# CD) then builds from the proxy alone.
+module_copy() {
+	local mv="$1" dest="$2" mod r
+	shift 2
+	[[ -f "$dest/.ready" ]] && return 0
+	mod="$(GOFLAGS= go mod download -json "$mv" |
+		python3 -c 'import json, sys; d = json.load(sys.stdin); print(d.get("Dir") or sys.exit(d.get("Error")))')"
+	rm -rf "$dest"
+	mkdir -p "$(dirname "$dest")"
+	cp -r "$mod" "$dest"
+	chmod -R u+w "$dest"
+	for r in "$@"; do
+		(cd "$dest" && GOFLAGS= go mod edit -dropreplace="$r")
+	done
+	if (($#)); then
+		(cd "$dest" && GOFLAGS=-mod=mod go mod download "$@")
+	fi
+	touch "$dest/.ready"
+}
+
 # spawn NAME CMD...: start CMD detached (own session, stdin closed), log to the service's
 # log file, record its pid. The process outlives the calling script.
 spawn() {
