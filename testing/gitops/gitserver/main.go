@@ -5,7 +5,7 @@
 // a web server: fetches and pushes are git's, and nothing here parses the
 // protocol.
 //
-//	gitserver --listen=:8080 --root=/srv/git --repos=haade.git
+//	gitserver --listen=:8080 --root=/srv/git --repos=haade.git   (as its pod runs it)
 //
 // Each repository in --repos is created bare (branch main) when it does not
 // exist, with http.receivepack on, so anyone who reaches the port can push:
@@ -33,7 +33,7 @@ import (
 )
 
 func main() {
-	listen := flag.String("listen", ":8080", "address to serve git's smart HTTP protocol on")
+	listen := flag.String("listen", "127.0.0.1:8080", "address to serve git's smart HTTP protocol on (the pod passes :8080)")
 	root := flag.String("root", "/srv/git", "directory holding the bare repositories (GIT_PROJECT_ROOT)")
 	repos := flag.String("repos", "haade.git", "comma-separated bare repositories to create under --root when missing")
 	backend := flag.String("backend", "/usr/lib/git-core/git-http-backend", "git's CGI program")
