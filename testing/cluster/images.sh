@@ -324,7 +324,11 @@ skaffold)
 	*) die "skaffold: unknown image $name (haade, flink, jobserver, flink-operator, kafka, minio, postgres, prometheus, prometheus-operator, prometheus-config-reloader)" ;;
 	esac
 	podman tag "$src" "$IMAGE"
-	load=("$IMAGE")
+	# Not pushed, Skaffold deploys NAME:IMAGE_ID (the local image's ID as the tag, the one
+	# reference a rebuild cannot reuse), not the tag it asked for: the node gets both.
+	id=$(podman image inspect --format '{{.Id}}' "$src")
+	podman tag "$src" "${IMAGE%:*}:${id#sha256:}"
+	load=("$IMAGE" "${IMAGE%:*}:${id#sha256:}")
 	# The operator names the config reloader in its arguments, which Skaffold
 	# does not rewrite: the node gets the :dev tag too.
 	[[ $name == prometheus-config-reloader ]] && load+=("$src")
