@@ -563,6 +563,7 @@ func TestClusterBronze(t *testing.T) {
 		t.Fatalf("JobManager pods: %v", jm)
 	}
 	k.must(2*time.Minute, "-n", "lakehouse", "delete", jm[0], "--wait=false")
+	jmDeleted := time.Now()
 	t.Logf("deleted %s", jm[0])
 	// Until the old pod is gone, the REST Service may still reach it: wait for the
 	// new JobManager pod to be Ready before asking Flink anything.
@@ -680,11 +681,18 @@ func TestClusterBronze(t *testing.T) {
 		t.Errorf("%d dead letters, want 0", len(dlq))
 	}
 
-	// Checkpoints failed only while tasks started (the first deployment, the
-	// TaskManager's and the JobManager's replacement, the rollout), and
-	// completed between: HaadeFlinkCheckpointsFailing never fired.
+	// Checkpoints failed while tasks started (the first deployment, the
+	// TaskManager's replacement) and completed between: until the
+	// JobManager's deletion, HaadeFlinkCheckpointsFailing never fired. After
+	// the JobManager's and Kafka's deletions checkpoints do fail for minutes
+	// (seen: pending 3.5 minutes, until the rollout's cancel), which is what
+	// the alert is for: logged, not failed.
 	if at, ok := alerts.seen("HaadeFlinkCheckpointsFailing", "firing", t0); ok {
-		t.Errorf("HaadeFlinkCheckpointsFailing fired %v after the overlay was applied, though checkpoints completed", at.Sub(t0).Round(time.Second))
+		if at.Before(jmDeleted) {
+			t.Errorf("HaadeFlinkCheckpointsFailing fired %v after the overlay was applied, before the JobManager's deletion, though checkpoints completed", at.Sub(t0).Round(time.Second))
+		} else {
+			t.Logf("HaadeFlinkCheckpointsFailing fired %v after the overlay was applied, %v after the JobManager's deletion", at.Sub(t0).Round(time.Second), at.Sub(jmDeleted).Round(time.Second))
+		}
 	}
 
 	// The dashboard users import into their Grafana, drawn from this run's
