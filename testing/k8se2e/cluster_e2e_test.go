@@ -93,11 +93,17 @@ func (k kube) apply(yaml string) {
 // (restartRules).
 func (k kube) render(replace map[string]string) string {
 	k.t.Helper()
-	out := k.must(time.Minute, "kustomize", filepath.Join(cmdtest.MustRepoRoot(k.t), overlay))
+	out := k.kustomize(overlay)
 	for from, to := range replace {
 		out = strings.ReplaceAll(out, "image: "+from+"\n", "image: "+to+"\n")
 	}
 	return restartRules(k.t, out)
+}
+
+// kustomize renders a kustomization of the repository.
+func (k kube) kustomize(dir string) string {
+	k.t.Helper()
+	return k.must(time.Minute, "kustomize", filepath.Join(cmdtest.MustRepoRoot(k.t), dir))
 }
 
 // jsonpath reads one field of an object.

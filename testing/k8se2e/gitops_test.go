@@ -44,12 +44,6 @@ func documents(t *testing.T, rendered string) (docs []string, ids []object) {
 	return docs, ids
 }
 
-// kustomize renders a kustomization of the repository.
-func (k kube) kustomize(dir string) string {
-	k.t.Helper()
-	return k.must(time.Minute, "kustomize", filepath.Join(cmdtest.MustRepoRoot(k.t), dir))
-}
-
 // repo is a clone of the working tree, pushed to the git server in the cluster.
 type repo struct {
 	t      *testing.T
