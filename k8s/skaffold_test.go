@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,6 +76,10 @@ type skaffoldPipeline struct {
 			Flags struct {
 				Apply []string `json:"apply,omitempty"`
 			} `json:"flags,omitempty"`
+			Hooks *struct {
+				Before []skaffoldHook `json:"before,omitempty"`
+				After  []skaffoldHook `json:"after,omitempty"`
+			} `json:"hooks,omitempty"`
 		} `json:"kubectl,omitempty"`
 		StatusCheckDeadlineSeconds    int  `json:"statusCheckDeadlineSeconds,omitempty"`
 		TolerateFailuresUntilDeadline bool `json:"tolerateFailuresUntilDeadline,omitempty"`
@@ -86,6 +91,15 @@ type skaffoldPipeline struct {
 		Port         int    `json:"port"`
 		LocalPort    int    `json:"localPort,omitempty"`
 	} `json:"portForward,omitempty"`
+}
+
+// skaffoldHook is a deploy hook; HAADE's run on the host.
+type skaffoldHook struct {
+	Host *struct {
+		Command []string `json:"command"`
+		OS      []string `json:"os,omitempty"`
+		Dir     string   `json:"dir,omitempty"`
+	} `json:"host,omitempty"`
 }
 
 // TestSkaffold checks skaffold.yaml against the schema subset above and
@@ -115,7 +129,7 @@ func TestSkaffold(t *testing.T) {
 	// The image each overlay's workloads use must be a Skaffold artifact.
 	// node builds every image its overlay runs, the operator's, Kafka's,
 	// MinIO's and PostgreSQL's too: the node pulls from no registry.
-	for profile, overlay := range map[string]string{"": "overlays/dev", "prod": "overlays/prod", "node": "overlays/node"} {
+	for profile, overlay := range map[string]string{"": "overlays/skaffold-dev", "prod": "overlays/prod", "node": "overlays/skaffold-node"} {
 		p := pipelines[profile]
 		if p.Manifests == nil || p.Manifests.Kustomize == nil || len(p.Manifests.Kustomize.Paths) != 1 || p.Manifests.Kustomize.Paths[0] != "k8s/"+overlay {
 			t.Errorf("profile %q: manifests.kustomize.paths should be [k8s/%s]", profile, overlay)
@@ -272,5 +286,82 @@ func skaffoldRender(t *testing.T, bin string, skaffold func(args ...string) ([]b
 			t.Errorf("skaffold render -p %s: no container runs %s", profile, image)
 		}
 		t.Logf("skaffold render -p %s: %d objects, %d containers run %s with the built tag", profile, len(objs), n, image)
+	}
+}
+
+// TestSkaffoldRollsOut checks what makes a Skaffold deploy a rollout: the
+// overlays Skaffold deploys add --replace to the submit Job (a new build's job
+// replaces the running one; without it the old job, recovered by the
+// operator's new session cluster, would go on running the old pipeline), the
+// plain overlays do not (an unchanged Job's re-run starts nothing), and the
+// node profile, which applies server-side and so cannot --force, deletes
+// every Job its overlay holds before each deploy.
+func TestSkaffoldRollsOut(t *testing.T) {
+	submitArgs := func(dir string) []string {
+		for _, o := range kustomizeBuild(t, dir) {
+			if o.kind() == "Job" && o.name() == "bronze-submit" {
+				var args []string
+				for _, a := range list(o.Map, "spec", "template", "spec", "containers")[0].(map[string]any)["args"].([]any) {
+					args = append(args, a.(string))
+				}
+				return args
+			}
+		}
+		t.Fatalf("k8s/%s: no Job bronze-submit", dir)
+		return nil
+	}
+	for dir, want := range map[string]int{"overlays/skaffold-dev": 1, "overlays/skaffold-node": 1,
+		"overlays/dev": 0, "overlays/node-dev": 0, "overlays/node": 0, "overlays/prod": 0} {
+		if n := strings.Count(" "+strings.Join(submitArgs(dir), " ")+" ", " --replace "); n != want {
+			t.Errorf("k8s/%s: bronze-submit has --replace %d times, want %d", dir, n, want)
+		}
+	}
+
+	raw, err := os.ReadFile(filepath.Join(cmdtest.MustRepoRoot(t), "skaffold.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c skaffoldConfig
+	if err := decodeStrict(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.Profiles {
+		switch p.Name {
+		case "dev":
+			if d := p.Deploy; d == nil || d.Kubectl == nil || !slices.Contains(d.Kubectl.Flags.Apply, "--force") {
+				t.Errorf("profile dev: kubectl apply without --force: a rebuilt image's Job cannot be applied")
+			}
+		case "node":
+			d := p.Deploy
+			if d == nil || d.Kubectl == nil || d.Kubectl.Hooks == nil || len(d.Kubectl.Hooks.Before) != 1 || d.Kubectl.Hooks.Before[0].Host == nil {
+				t.Fatalf("profile node: want one host hook before each deploy, deleting the Jobs")
+			}
+			cmd := d.Kubectl.Hooks.Before[0].Host.Command
+			if len(cmd) != 3 || cmd[0] != "sh" || cmd[1] != "-c" {
+				t.Fatalf("profile node: hook %q, want sh -c SCRIPT", cmd)
+			}
+			// Each "kubectl ... delete job ... -n NS NAME..." deletes those Jobs.
+			deleted := map[string]bool{}
+			for _, part := range strings.Split(cmd[2], "&&") {
+				f := strings.Fields(part)
+				if !slices.Contains(f, "delete") || !slices.Contains(f, "job") || !slices.Contains(f, "--ignore-not-found") {
+					t.Errorf("profile node: hook command %q: want kubectl delete job --ignore-not-found", part)
+					continue
+				}
+				i := slices.Index(f, "-n")
+				if i < 0 || i+1 >= len(f) {
+					t.Errorf("profile node: hook command %q names no namespace", part)
+					continue
+				}
+				for _, name := range f[i+2:] {
+					deleted[f[i+1]+"/"+name] = true
+				}
+			}
+			for _, o := range kustomizeBuild(t, "overlays/skaffold-node") {
+				if o.kind() == "Job" && !deleted[o.namespace()+"/"+o.name()] {
+					t.Errorf("profile node: the hook does not delete Job %s/%s, so a rebuilt image's deploy fails on its immutable template", o.namespace(), o.name())
+				}
+			}
+		}
 	}
 }

@@ -13,6 +13,7 @@
 #
 #   k8s/validate.sh             build the tools if missing, then run everything
 #   k8s/validate.sh --no-tools  skip Skaffold's own checks
+#   k8s/validate.sh tools       only build the tools (if missing); print their folder
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +51,11 @@ build_tools() {
 	exec 9>&-
 }
 
+if [[ "${1:-}" == tools ]]; then
+	build_tools
+	echo "$TOOLS"
+	exit 0
+fi
 if [[ "${1:-}" != "--no-tools" ]]; then
 	build_tools
 	export HAADE_SKAFFOLD="$TOOLS/skaffold" PATH="$TOOLS:$PATH"

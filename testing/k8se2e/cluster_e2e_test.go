@@ -156,6 +156,41 @@ func (k kube) debug() {
 	}
 }
 
+// installPlatform installs what a platform team installs before any overlay:
+// the Prometheus operator's CRDs (the overlays' PodMonitors and
+// PrometheusRules, and the node's Prometheus), the Flink operator's and any
+// given (repository paths), each Established; then the Kafka Secrets
+// (k8s/components/kafka-without-strimzi/secrets.sh), which also make the
+// namespaces kafka and lakehouse.
+func installPlatform(t *testing.T, k kube, crds ...string) {
+	t.Helper()
+	root := cmdtest.MustRepoRoot(t)
+	files := append([]string{"k8s/crds/prometheus-prometheuses.yaml", "k8s/crds/prometheus-podmonitors.yaml",
+		"k8s/crds/prometheus-prometheusrules.yaml", "k8s/crds/prometheus-servicemonitors.yaml",
+		"k8s/crds/prometheus-probes.yaml", "k8s/operators/flink/crd-flinkdeployments.yaml",
+		"k8s/operators/flink/crd-flinksessionjobs.yaml"}, crds...)
+	var names []string
+	for _, f := range files {
+		out := k.must(2*time.Minute, "apply", "--server-side", "--force-conflicts", "-o", "name", "-f", filepath.Join(root, f))
+		names = append(names, strings.Fields(out)...)
+	}
+	// Polled, not `kubectl wait`: that fails at once on a CRD whose status has no
+	// conditions yet ("status.conditions accessor error").
+	for _, crd := range names {
+		waitFor(t, k, 2*time.Minute, crd+" established", func() (bool, string) {
+			s := k.jsonpath("", crd, `{.status.conditions[?(@.type=="Established")].status}`)
+			return s == "True", "Established=" + s
+		})
+	}
+	secrets := exec.Command(filepath.Join(root, "k8s/components/kafka-without-strimzi/secrets.sh"))
+	secrets.Env = append(os.Environ(), "KUBECTL="+k.bin)
+	out, err := secrets.CombinedOutput()
+	if err != nil {
+		t.Fatalf("secrets.sh: %v\n%s", err, out)
+	}
+	t.Logf("secrets.sh:\n%s", out)
+}
+
 // waitFor polls cond every 2 s until it holds, or fails with what it last said.
 func waitFor(t *testing.T, k kube, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
@@ -411,36 +446,11 @@ func exactlyOnce(rows []tables.BronzeEvent, want int) (bool, string) {
 // checking after each that every record is in the table exactly once.
 func TestClusterBronze(t *testing.T) {
 	k := newKube(t)
-	root := cmdtest.MustRepoRoot(t)
 	t0 := time.Now()
 
-	// 1. Install what a platform team installs first: the Prometheus operator's
-	// CRDs (the overlay's PodMonitors and PrometheusRules, and the node's
-	// Prometheus) and the Flink operator's; then the Kafka Secrets (the
-	// component's secrets.sh) and the overlay, server-side.
-	for _, f := range []string{"k8s/crds/prometheus-prometheuses.yaml", "k8s/crds/prometheus-podmonitors.yaml",
-		"k8s/crds/prometheus-prometheusrules.yaml", "k8s/crds/prometheus-servicemonitors.yaml",
-		"k8s/crds/prometheus-probes.yaml", "k8s/operators/flink/crd-flinkdeployments.yaml",
-		"k8s/operators/flink/crd-flinksessionjobs.yaml"} {
-		k.must(2*time.Minute, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(root, f))
-	}
-	// Polled, not `kubectl wait`: that fails at once on a CRD whose status has no
-	// conditions yet ("status.conditions accessor error").
-	for _, crd := range []string{"flinkdeployments.flink.apache.org", "flinksessionjobs.flink.apache.org",
-		"podmonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com", "prometheuses.monitoring.coreos.com",
-		"servicemonitors.monitoring.coreos.com", "probes.monitoring.coreos.com"} {
-		waitFor(t, k, 2*time.Minute, "CRD "+crd+" established", func() (bool, string) {
-			s := k.jsonpath("", "crd/"+crd, `{.status.conditions[?(@.type=="Established")].status}`)
-			return s == "True", "Established=" + s
-		})
-	}
-	secrets := exec.Command(filepath.Join(root, "k8s/components/kafka-without-strimzi/secrets.sh"))
-	secrets.Env = append(os.Environ(), "KUBECTL="+k.bin)
-	if out, err := secrets.CombinedOutput(); err != nil {
-		t.Fatalf("secrets.sh: %v\n%s", err, out)
-	} else {
-		t.Logf("secrets.sh:\n%s", out)
-	}
+	// 1. Install what a platform team installs first (the CRDs, the Kafka
+	// Secrets), then the overlay, server-side.
+	installPlatform(t, k)
 	k.apply(k.render(nil))
 	t.Logf("applied %s in %v", overlay, time.Since(t0).Round(time.Second))
 

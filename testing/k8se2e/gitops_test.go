@@ -9,12 +9,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/transforms/tables"
 	"sigs.k8s.io/yaml"
 )
@@ -42,79 +40,6 @@ func documents(t *testing.T, rendered string) (docs []string, ids []object) {
 		docs, ids = append(docs, d), append(ids, o)
 	}
 	return docs, ids
-}
-
-// repo is a clone of the working tree, pushed to the git server in the cluster.
-type repo struct {
-	t      *testing.T
-	dir    string
-	remote string
-}
-
-func (r repo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=HAADE CI", "GIT_AUTHOR_EMAIL=ci@haade.invalid",
-		"GIT_COMMITTER_NAME=HAADE CI", "GIT_COMMITTER_EMAIL=ci@haade.invalid", "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// newRepo makes a repository of the working tree's files (tracked and untracked
-// but not ignored, as they are now, edits included), in one commit.
-func newRepo(t *testing.T, remote string) repo {
-	t.Helper()
-	root := cmdtest.MustRepoRoot(t)
-	r := repo{t: t, dir: t.TempDir(), remote: remote}
-	list := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-	list.Dir = root
-	files, err := list.Output()
-	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
-	}
-	tar := exec.Command("sh", "-c", `tar -C "$1" --null -T - -cf - | tar -C "$2" -xf -`, "sh", root, r.dir)
-	tar.Stdin = strings.NewReader(string(files))
-	if out, err := tar.CombinedOutput(); err != nil {
-		t.Fatalf("copy the working tree: %v\n%s", err, out)
-	}
-	r.git("init", "--quiet", "--initial-branch=main")
-	r.git("add", "--all")
-	head, _ := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
-	r.git("commit", "--quiet", "-m", "HAADE's working tree at "+strings.TrimSpace(string(head)))
-	return r
-}
-
-// commit commits the clone's changes and returns the commit.
-func (r repo) commit(msg string) string {
-	r.t.Helper()
-	r.git("commit", "--quiet", "--all", "-m", msg)
-	return r.git("rev-parse", "HEAD")
-}
-
-// push pushes main to the git server.
-func (r repo) push() {
-	r.t.Helper()
-	r.git("push", "--quiet", r.remote, "main")
-}
-
-// edit replaces old by new in one file of the clone; old must be there once.
-func (r repo) edit(file, old, new string) {
-	r.t.Helper()
-	p := filepath.Join(r.dir, file)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	if n := strings.Count(string(b), old); n != 1 {
-		r.t.Fatalf("%s holds %q %d times, want once", file, old, n)
-	}
-	if err := os.WriteFile(p, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
 }
 
 // tagImage gives the HAADE image the commit's tag in the node's containerd, as
@@ -214,7 +139,6 @@ func TestGitOps(t *testing.T) {
 	if sock == "" {
 		t.Skip("no containerd socket of the node (HAADE_NODE_CONTAINERD) to tag each commit's image in; .ci/gitops sets it")
 	}
-	root := cmdtest.MustRepoRoot(t)
 	t0 := time.Now()
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -225,21 +149,7 @@ func TestGitOps(t *testing.T) {
 	// 1. What a platform team installs before any pipeline: the CRDs, the Flink and
 	// Prometheus operators (the node overlay's objects outside node-dev), Argo CD,
 	// and the Kafka Secrets (the component's secrets.sh).
-	for _, f := range []string{"k8s/crds/prometheus-prometheuses.yaml", "k8s/crds/prometheus-podmonitors.yaml",
-		"k8s/crds/prometheus-prometheusrules.yaml", "k8s/crds/prometheus-servicemonitors.yaml",
-		"k8s/crds/prometheus-probes.yaml", "k8s/operators/flink/crd-flinkdeployments.yaml",
-		"k8s/operators/flink/crd-flinksessionjobs.yaml", "k8s/crds/argocd-application.yaml",
-		"k8s/crds/argocd-appproject.yaml"} {
-		k.must(2*time.Minute, "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(root, f))
-	}
-	for _, crd := range []string{"flinkdeployments.flink.apache.org", "podmonitors.monitoring.coreos.com",
-		"prometheusrules.monitoring.coreos.com", "prometheuses.monitoring.coreos.com",
-		"applications.argoproj.io", "appprojects.argoproj.io"} {
-		waitFor(t, k, 2*time.Minute, "CRD "+crd+" established", func() (bool, string) {
-			s := k.jsonpath("", "crd/"+crd, `{.status.conditions[?(@.type=="Established")].status}`)
-			return s == "True", "Established=" + s
-		})
-	}
+	installPlatform(t, k, "k8s/crds/argocd-application.yaml", "k8s/crds/argocd-appproject.yaml")
 	app := map[object]bool{}
 	_, appIDs := documents(t, k.kustomize("k8s/overlays/node-dev"))
 	for _, o := range appIDs {
@@ -252,13 +162,8 @@ func TestGitOps(t *testing.T) {
 			platform = append(platform, nodeDocs[i])
 		}
 	}
-	// secrets.sh makes the namespaces kafka and lakehouse, where the Flink
-	// operator's Role (part of the platform) lives too.
-	secrets := exec.Command(filepath.Join(root, "k8s/components/kafka-without-strimzi/secrets.sh"))
-	secrets.Env = append(os.Environ(), "KUBECTL="+k.bin)
-	if out, err := secrets.CombinedOutput(); err != nil {
-		t.Fatalf("secrets.sh: %v\n%s", err, out)
-	}
+	// secrets.sh (installPlatform) made the namespaces kafka and lakehouse, where
+	// the Flink operator's Role (part of the platform) lives too.
 	k.apply(strings.Join(platform, "\n---\n"))
 	k.apply(k.kustomize("k8s/operators/argocd"))
 	// The git server first: the Application comes once it has a commit to sync.
