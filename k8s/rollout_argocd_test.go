@@ -16,12 +16,15 @@ import (
 // TestArgoCDImagesReachEveryContainer renders each Argo CD Application as
 // Argo CD does: its source path with the Application's kustomize image
 // overrides set (`kustomize edit set image`), and $ARGOCD_APP_REVISION
-// replaced by a commit. Every container that runs the HAADE image, the
+// replaced by a commit, and its kustomize components added (`kustomize edit
+// add component`, relative to the source path). Every container that runs the HAADE image, the
 // FlinkDeployment's worker-pool sidecar and the CronJob included, must then
 // run the overridden reference. A container the override missed would keep
 // the bare "haade", that is haade:latest: a mutable tag with IfNotPresent,
 // which never rolls out (and the worker pool's boot would drift from the
-// submitted worker binary).
+// submitted worker binary). Every Application's submit Job must also carry
+// --replace (components/replace-on-rollout): Argo CD re-creates it for each
+// new revision, and without it the old Flink job would run on.
 func TestArgoCDImagesReachEveryContainer(t *testing.T) {
 	const commit = "0123456789abcdef0123456789abcdef01234567"
 	root := cmdtest.MustRepoRoot(t)
@@ -51,12 +54,13 @@ func TestArgoCDImagesReachEveryContainer(t *testing.T) {
 			continue
 		}
 		path := str(app.Map, "spec", "source", "path")
+		// No overrides: the overlay's own images (prod: a release tag), checked
+		// by TestImagesRollOut.
 		overrides := list(app.Map, "spec", "source", "kustomize", "images")
-		if len(overrides) == 0 {
-			continue // the overlay's own images (prod: a release tag), checked by TestImagesRollOut
-		}
 		var images strings.Builder
-		images.WriteString("images:\n")
+		if len(overrides) > 0 {
+			images.WriteString("images:\n")
+		}
 		want := map[string]string{} // image name -> the reference every container must run
 		for _, o := range overrides {
 			s, _ := o.(string)
@@ -77,6 +81,12 @@ func TestArgoCDImagesReachEveryContainer(t *testing.T) {
 		}
 		dir := filepath.Join("/repo", path, "..", "argocd-"+app.name())
 		kust := "resources:\n  - ../" + filepath.Base(path) + "\n" + images.String()
+		if cs := list(app.Map, "spec", "source", "kustomize", "components"); len(cs) > 0 {
+			kust += "components:\n"
+			for _, c := range cs {
+				kust += "  - " + c.(string) + "\n"
+			}
+		}
 		if err := mem.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kust)); err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +102,15 @@ func TestArgoCDImagesReachEveryContainer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		replace := 0
 		for _, o := range objs {
+			if o.kind() == "Job" && o.name() == "bronze-submit" {
+				for _, a := range list(o.Map, "spec", "template", "spec", "containers")[0].(map[string]any)["args"].([]any) {
+					if a == "--replace" {
+						replace++
+					}
+				}
+			}
 			pods, err := podTemplates(o)
 			if err != nil {
 				t.Fatal(err)
@@ -114,6 +132,9 @@ func TestArgoCDImagesReachEveryContainer(t *testing.T) {
 					}
 				}
 			}
+		}
+		if replace != 1 {
+			t.Errorf("%s: the rendered bronze-submit has --replace %d times, want once: a new revision's Job would leave the old Flink job running", app.id(), replace)
 		}
 	}
 	// bronze-submit, minio-bucket, minio-pipeline-user, maintain, and the

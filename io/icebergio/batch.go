@@ -1,9 +1,10 @@
 package icebergio
 
 import (
-	"github.com/haade/haade/transforms/offsets"
 	"reflect"
 	"sort"
+
+	"github.com/haade/haade/transforms/offsets"
 )
 
 // Batch is an element of the PCollection that Write takes: rows that came

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/haade/haade/pipelines/bronze/bronze"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/testing/wait"

@@ -11,19 +11,19 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/pipelines/bronze/bronze"
-	"github.com/haade/haade/transforms/parse"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/haade/haade/internal/stop"
+	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/kafkaio"
 	"github.com/haade/haade/io/s3io"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 	"github.com/haade/haade/runners"
 	"github.com/haade/haade/runners/obs"
+	"github.com/haade/haade/transforms/parse"
 )
 
 // The metrics this command and its workers serve.

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"github.com/haade/haade/pipelines/bronze/bronze"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/haade/haade/io/kafkaio"
+	"github.com/haade/haade/pipelines/bronze/bronze"
 )
 
 // partitionWatchInterval is how often a streaming run looks for partitions

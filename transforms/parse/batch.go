@@ -42,10 +42,7 @@ func (b EventBatch) RowOffset(i int) int64 { return b.Rows[i].KafkaOffset }
 // WithIngestedAt returns a copy of b whose rows have IngestedAt us; b and
 // its rows are left as they are (enrich.IngestedAt).
 func (b EventBatch) WithIngestedAt(us int64) any {
-	b.Rows = slices.Clone(b.Rows)
-	for i := range b.Rows {
-		b.Rows[i].IngestedAt = us
-	}
+	b.Rows = stamped(b.Rows, func(r *tables.BronzeEvent) { r.IngestedAt = us })
 	return b
 }
 
@@ -68,9 +65,15 @@ func (b DeadLetterBatch) RowOffset(i int) int64 { return b.Rows[i].KafkaOffset }
 // WithIngestedAt returns a copy of b whose rows have IngestedAt us; b and
 // its rows are left as they are (enrich.IngestedAt).
 func (b DeadLetterBatch) WithIngestedAt(us int64) any {
-	b.Rows = slices.Clone(b.Rows)
-	for i := range b.Rows {
-		b.Rows[i].IngestedAt = us
-	}
+	b.Rows = stamped(b.Rows, func(r *tables.DeadLetter) { r.IngestedAt = us })
 	return b
+}
+
+// stamped returns a copy of rows with set applied to each row of the copy.
+func stamped[R any](rows []R, set func(*R)) []R {
+	rows = slices.Clone(rows)
+	for i := range rows {
+		set(&rows[i])
+	}
+	return rows
 }

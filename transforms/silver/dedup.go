@@ -1,7 +1,10 @@
 package silver
 
-import "github.com/haade/haade/transforms/tables"
-import "time"
+import (
+	"time"
+
+	"github.com/haade/haade/transforms/tables"
+)
 
 // DayMicros is the length of a day in microseconds: an event's day is
 // Timestamp / DayMicros.

@@ -434,22 +434,23 @@ func appendCell(fb array.Builder, c column, p unsafe.Pointer) {
 // nil slice is null, an empty one an empty list. The struct's Arrow fields
 // are et's columns, in order (CheckCompatible compares them in order).
 func appendList(lb *array.ListBuilder, et *Type, p unsafe.Pointer) {
-	sl := reflect.NewAt(reflect.SliceOf(et.goType), p).Elem()
-	if sl.IsNil() {
+	// The slice's header, read in place: a reflect.Value of it cost a
+	// reflect.SliceOf per cell, 1.5% of bronze's CPU for a column that is
+	// mostly null.
+	base, n := unsafe.SliceData(*(*[]byte)(p)), len(*(*[]byte)(p))
+	if base == nil {
 		lb.AppendNull()
 		return
 	}
 	lb.Append(true)
 	sb := lb.ValueBuilder().(*array.StructBuilder)
-	n := sl.Len()
 	if n == 0 {
 		return
 	}
-	base := sl.Index(0).Addr().UnsafePointer()
 	size := et.goType.Size()
 	for i := 0; i < n; i++ {
 		sb.Append(true)
-		ep := unsafe.Add(base, uintptr(i)*size)
+		ep := unsafe.Add(unsafe.Pointer(base), uintptr(i)*size)
 		for j, ec := range et.columns {
 			appendCell(sb.FieldBuilder(j), ec, unsafe.Add(ep, ec.offset))
 		}

@@ -3,8 +3,6 @@ package snapshots
 import (
 	"context"
 	"fmt"
-	"github.com/haade/haade/io/icebergio"
-	"github.com/haade/haade/io/icebergio/rows"
 	"log/slog"
 	"reflect"
 
@@ -12,6 +10,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/transforms/offsets"
 )
 
