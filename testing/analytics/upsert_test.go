@@ -71,30 +71,7 @@ func TestTrinoReadsAnUpsertTable(t *testing.T) {
 	}
 	tr := newTrino(trinoURL, "iceberg", namespace)
 	name := strings.TrimPrefix(l.bronze, namespace+".")
-	read := func(when string) map[string]string {
-		t.Helper()
-		start := time.Now()
-		r, err := tr.query(ctx, "SELECT from_utf8(kafka_key), title FROM "+name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		took := time.Since(start)
-		got := map[string]string{}
-		for _, row := range r.Rows {
-			k := row[0].(string)
-			if _, dup := got[k]; dup {
-				t.Errorf("%s: Trino reads key %s twice", when, k)
-			}
-			got[k] = row[1].(string)
-		}
-		files, err := tr.query(ctx, `SELECT content, count(*), sum(record_count) FROM "`+name+`$files" GROUP BY content ORDER BY content`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: Trino read %d live rows in %v; files (content, count, records): %v", when, len(got), took.Round(time.Millisecond), files.Rows)
-		return got
-	}
-	if diff := cmp.Diff(want, read("before maintenance")); diff != "" {
+	if diff := cmp.Diff(want, trinoLive(t, tr, name, "before maintenance")); diff != "" {
 		t.Fatalf("Trino before maintenance: key -> title (-want +got):\n%s", diff)
 	}
 	var rows []tables.BronzeEvent
@@ -110,7 +87,7 @@ func TestTrinoReadsAnUpsertTable(t *testing.T) {
 	}
 
 	l.run(maintainBin, 5*time.Minute, append([]string{"--tables=" + l.bronze, "--actions=compact", "--min-input-files=2"}, catalogFlags()...)...)
-	if diff := cmp.Diff(want, read("after compaction")); diff != "" {
+	if diff := cmp.Diff(want, trinoLive(t, tr, name, "after compaction")); diff != "" {
 		t.Fatalf("Trino after compaction: key -> title (-want +got):\n%s", diff)
 	}
 	deletes, err := tr.query(ctx, `SELECT count(*) FROM "`+name+`$files" WHERE content <> 0`)

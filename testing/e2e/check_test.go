@@ -8,19 +8,16 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/sparkpy"
 	"github.com/haade/haade/testing/wait"
 	"github.com/haade/haade/transforms/offsets"
 	"github.com/haade/haade/transforms/parse/event"
@@ -587,45 +584,16 @@ type engineOut struct {
 	Seconds       float64              `json:"seconds"`
 }
 
-var (
-	jarsOnce sync.Once
-	jars     string
-	jarsErr  error
-)
-
 // readEngines runs py/read_tables.py with Spark and pyiceberg.
 func (e *env) readEngines(args ...string) map[string]*engineOut {
 	e.t.Helper()
-	jarsOnce.Do(func() {
-		var out []byte
-		out, jarsErr = exec.Command("bash", filepath.Join(repoRoot, "testing/services/python.sh"), "spark-jars").Output()
-		jars = strings.TrimSpace(string(out))
-	})
-	if jarsErr != nil {
-		e.t.Fatalf("python.sh spark-jars: %v", jarsErr)
-	}
-	outFile := filepath.Join(e.dir, "engines.json")
-	_ = os.Remove(outFile)
-	full := append([]string{filepath.Join(repoRoot, "testing/services/python.sh"), "python",
-		filepath.Join(repoRoot, "testing/e2e/py/read_tables.py"), "--jars", jars, "--engines", "spark,pyiceberg", "--out", outFile}, args...)
-	cmd := exec.Command("bash", full...)
-	var logb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logb, &logb
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		e.t.Fatalf("read_tables.py: %v\n%s", err, lastLines(logb.String(), 60))
-	}
-	b, err := os.ReadFile(outFile)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	b := sparkpy.Run(e.t, e.dir, "testing/e2e/py/read_tables.py", append([]string{"--engines", "spark,pyiceberg"}, args...)...)
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	res := map[string]*engineOut{}
 	if err := dec.Decode(&res); err != nil {
 		e.t.Fatalf("read_tables.py output: %v", err)
 	}
-	e.t.Logf("Spark and pyiceberg read the tables in %v", time.Since(start).Round(100*time.Millisecond))
 	return res
 }
 

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -21,6 +20,7 @@ import (
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/io/icebergio/rows"
 	"github.com/haade/haade/testing/cmdtest"
+	"github.com/haade/haade/testing/sparkpy"
 	"github.com/haade/haade/transforms/tables"
 )
 
@@ -231,34 +231,13 @@ type evolvedOut struct {
 // readEvolved runs py/read_evolved.py with Spark and pyiceberg.
 func (e *env) readEvolved(columns string) map[string]evolvedOut {
 	e.t.Helper()
-	jarsOnce.Do(func() {
-		var out []byte
-		out, jarsErr = exec.Command("bash", filepath.Join(repoRoot, "testing/services/python.sh"), "spark-jars").Output()
-		jars = strings.TrimSpace(string(out))
-	})
-	if jarsErr != nil {
-		e.t.Fatalf("python.sh spark-jars: %v", jarsErr)
-	}
-	outFile := filepath.Join(e.dir, "evolved.json")
-	cmd := exec.Command("bash", filepath.Join(repoRoot, "testing/services/python.sh"), "python",
-		filepath.Join(repoRoot, "testing/e2e/py/read_evolved.py"), "--jars", jars, "--table", e.table, "--columns", columns, "--out", outFile)
-	var logb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logb, &logb
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		e.t.Fatalf("read_evolved.py: %v\n%s", err, lastLines(logb.String(), 60))
-	}
-	b, err := os.ReadFile(outFile)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	b := sparkpy.Run(e.t, e.dir, "testing/e2e/py/read_evolved.py", "--table", e.table, "--columns", columns)
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var res map[string]evolvedOut
 	if err := dec.Decode(&res); err != nil {
 		e.t.Fatalf("read_evolved.py output: %v", err)
 	}
-	e.t.Logf("Spark and pyiceberg read %s in %v", e.table, time.Since(start).Round(100*time.Millisecond))
 	return res
 }
 
