@@ -135,8 +135,11 @@ func TestSkaffoldDev(t *testing.T) {
 	})
 	t.Logf("from the save to the new Flink job running every task: %v", time.Since(saved).Round(time.Second))
 	if uid := k.jsonpath("lakehouse", "job/bronze-submit", "{.metadata.uid}"); uid == submit1 || uid == "" {
-		t.Errorf("the submit Job was not re-created (uid %q, before %q)", uid, submit1)
+		t.Fatalf("the submit Job was not re-created (uid %q, before %q)", uid, submit1)
 	}
+	// The Job's last attempt says the job runs a poll after Flink's REST API
+	// shows it RUNNING: its log is whole once the Job succeeded.
+	jobDone(t, k, "lakehouse", "bronze-submit", 5*time.Minute)
 	log := k.logs("lakehouse", "bronze-submit")
 	for _, want := range []string{mark, "--replace: cancelling the running Flink job", "--async: the Flink job runs"} {
 		if !strings.Contains(log, want) {
