@@ -243,6 +243,7 @@ func runSkaffold(t *testing.T) {
 		{"diagnose", "--yaml-only"},
 		{"diagnose", "--yaml-only", "-p", "dev"},
 		{"diagnose", "--yaml-only", "-p", "prod"},
+		{"diagnose", "--yaml-only", "-p", "node"},
 		{"fix", "--overwrite=false"},
 	} {
 		if _, err := skaffold(args...); err != nil {
