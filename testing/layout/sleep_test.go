@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,34 +41,16 @@ var sleeps = map[string]string{
 // and fails for each one whose function sleeps does not list, and for each
 // entry of sleeps that no longer sleeps.
 func TestTestsDoNotSleep(t *testing.T) {
-	const root = "../.."
 	found := map[string][]string{} // file:function -> positions
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "vendor" || n == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	goFiles(t, func(path, rel string) {
 		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
+			return
 		}
 		for fn, pos := range sleepCalls(t, path) {
-			key := filepath.ToSlash(rel) + ":" + fn
+			key := rel + ":" + fn
 			found[key] = append(found[key], pos...)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(found) == 0 {
 		t.Fatal("no time.Sleep found in any test file: the walk missed the module")
 	}
