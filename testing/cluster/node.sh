@@ -478,6 +478,31 @@ smoke() {
 	log "2 pods scheduled on $NODE_NAME and Running; deleted again"
 }
 
+# prune_images removes from the kept image store every image but the ones .ci/cluster loads
+# (localhost/*:dev, localhost/haade:rollout) and the sandbox's pause image: the per-commit
+# tags of the GitOps test and Skaffold's per-build tags (1.2 GB each for HAADE's) grew it to
+# 26 GB in a day, and CI wants 25 GiB free. --sync waits for containerd's garbage collection.
+prune_images() {
+	local ref digest kept=" " gone=()
+	# The CRI plugin also names each image by its ID (sha256:...): such a name goes with the
+	# image it names.
+	while read -r ref _ digest _; do
+		case "$ref" in
+		localhost/*:dev | localhost/haade:rollout | "$PAUSE_IMAGE") kept+="$digest " ;;
+		esac
+	done < <(ctr_ images ls 2>/dev/null | tail -n +2)
+	while read -r ref _ digest _; do
+		case "$ref" in
+		localhost/*:dev | localhost/haade:rollout | "$PAUSE_IMAGE") ;;
+		sha256:*) [[ "$kept" == *" $digest "* ]] || gone+=("$ref") ;;
+		*) gone+=("$ref") ;;
+		esac
+	done < <(ctr_ images ls 2>/dev/null | tail -n +2)
+	((${#gone[@]} == 0)) && return 0
+	ctr_ images rm --sync "${gone[@]}" >/dev/null 2>&1 || true
+	log "removed ${#gone[@]} images of earlier builds from the node's image store"
+}
+
 stop() {
 	local c d
 	stop_pid kubelet 30
@@ -489,6 +514,7 @@ stop() {
 		for c in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks kill -s KILL "$c" || true; done
 		sleep 2
 		for c in $(ctr_ containers ls -q 2>/dev/null); do ctr_ tasks rm -f "$c" >/dev/null 2>&1 || true; ctr_ containers rm "$c" || true; done
+		prune_images
 	fi
 	stop_pid containerd 30
 	if mountpoint -q "$NODE_DIR/kubelet"; then umount -R "$NODE_DIR/kubelet"; fi
