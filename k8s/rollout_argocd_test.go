@@ -102,15 +102,8 @@ func TestArgoCDImagesReachEveryContainer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		replace := 0
+		replace := replaceArgs(objs)
 		for _, o := range objs {
-			if o.kind() == "Job" && o.name() == "bronze-submit" {
-				for _, a := range list(o.Map, "spec", "template", "spec", "containers")[0].(map[string]any)["args"].([]any) {
-					if a == "--replace" {
-						replace++
-					}
-				}
-			}
 			pods, err := podTemplates(o)
 			if err != nil {
 				t.Fatal(err)
