@@ -20,7 +20,8 @@ import (
 // benchRows returns n rows of bronze's own row type, so that these
 // benchmarks measure the bronze layout, shaped like the sample events of
 // kafkatest: a few sources, a few dozen titles, one in ten with extra members
-// or a null title, all ingested on one day.
+// or a null title, all ingested on one day, with the Kafka columns a record
+// without key or headers gives (parse.Row).
 func benchRows(n int) []tables.BronzeEvent {
 	sources := []string{"news", "Reuters", " bloomberg ", "FT", "sec-filings", "twitter", "central-bank", "rating-agency"}
 	nouns := []string{"Debt market", "Sovereign bond", "Corporate credit", "High-yield", "Municipal debt", "Treasury", "Emerging-market debt", "Leveraged loan"}
@@ -34,6 +35,7 @@ func benchRows(n int) []tables.BronzeEvent {
 	base := time.Date(2026, 5, 19, 10, 0, 0, 0, time.UTC).UnixMicro()
 	ingested := time.Date(2026, 5, 20, 9, 0, 0, 0, time.UTC).UnixMicro()
 	r := rand.New(rand.NewPCG(1, 2))
+	createTime := "CreateTime"
 	rows := make([]tables.BronzeEvent, n)
 	for i := range rows {
 		kts := ingested - r.Int64N(5_000_000)
@@ -41,6 +43,7 @@ func benchRows(n int) []tables.BronzeEvent {
 			Source: &sources[r.IntN(len(sources))], Title: &titles[r.IntN(len(titles))],
 			Timestamp: base + int64(i)*1_000_000 + r.Int64N(1000)*1000, IngestedAt: ingested + int64(i/4096)*1000,
 			KafkaTopic: "fintech.debt.raw", KafkaPartition: int32(i % 8), KafkaOffset: int64(i / 8), KafkaTimestamp: &kts,
+			KafkaTimestampType: &createTime,
 		}
 		switch r.IntN(10) {
 		case 0:

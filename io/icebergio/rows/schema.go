@@ -271,6 +271,8 @@ type Appender struct {
 	size  uintptr
 	cols  []int // arrow field index -> column index, or -1 for "always null"
 	build *array.RecordBuilder
+	// scratch holds a column's cells for one bulk append (appendColumn).
+	scratch scratch
 
 	// Promoted columns, filled from the row type's overflow column.
 	prom    []PromotedCol
@@ -316,9 +318,10 @@ func NewPromotingAppender(rt *Type, b *array.RecordBuilder, prom []PromotedCol) 
 	return a
 }
 
-// AppendSlice appends rows[lo:hi] of a slice of the row type. It reads the
-// struct fields through their offsets: the type was checked once, when the
-// row type was parsed, so the per-cell cost is a load and an append.
+// AppendSlice appends rows[lo:hi] of a slice of the row type, a column at a
+// time. It reads the struct fields through their offsets: the type was
+// checked once, when the row type was parsed, so the per-cell cost is a
+// load, and each column is one bulk append.
 func (a *Appender) AppendSlice(rows reflect.Value, lo, hi int) {
 	if hi <= lo {
 		return
@@ -350,10 +353,7 @@ func (a *Appender) AppendSlice(rows reflect.Value, lo, hi int) {
 			}
 			continue
 		}
-		for r := 0; r < n; r++ {
-			p := unsafe.Add(base, uintptr(r)*a.size+c.offset)
-			appendCell(fb, c, p)
-		}
+		a.appendColumn(fb, c, base, n)
 	}
 }
 

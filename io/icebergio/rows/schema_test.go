@@ -277,3 +277,41 @@ func TestAppender(t *testing.T) {
 		t.Errorf("appended cells (-want +got):\n%s", diff)
 	}
 }
+
+type pair struct {
+	K string `iceberg:"k,required"`
+	V []byte `iceberg:"v"`
+}
+
+type withList struct {
+	ID    int32  `iceberg:"id,required"`
+	Pairs []pair `iceberg:"pairs"`
+}
+
+// A list column is one append of nulls when no row of the slice fills it,
+// and cell by cell otherwise: both give the same cells.
+func TestAppenderLists(t *testing.T) {
+	rt, err := rowTypeOf(reflect.TypeFor[withList]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	asc, err := table.SchemaToArrowSchema(rt.Schema(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+	defer bld.Release()
+	app := NewAppender(rt, bld)
+	app.AppendSlice(reflect.ValueOf([]withList{{ID: 1}, {ID: 2}}), 0, 2) // no list
+	mixed := []withList{{ID: 3}, {ID: 4, Pairs: []pair{}}, {ID: 5, Pairs: []pair{{K: "a", V: []byte("x")}, {K: "b"}}}}
+	app.AppendSlice(reflect.ValueOf(mixed), 0, len(mixed))
+	rec := bld.NewRecordBatch()
+	defer rec.Release()
+	want := map[string][]string{
+		"id":    {"1", "2", "3", "4", "5"},
+		"pairs": {"null", "null", "null", "[]", `[{"k":"a","v":"eA=="},{"k":"b","v":null}]`},
+	}
+	if diff := cmp.Diff(want, cells(rec)); diff != "" {
+		t.Errorf("appended cells (-want +got):\n%s", diff)
+	}
+}
