@@ -318,6 +318,22 @@ func appendUnescaped(dst, raw []byte) []byte {
 
 // writeStringBody writes the decoded body of a validated JSON string.
 func writeStringBody(sb *strings.Builder, raw []byte, esc bool) {
+	writeDecoded(sb, raw, esc, false)
+}
+
+// writeKey writes a validated member name as a JSON string in its shortest
+// form: escapes are decoded, and only '"', '\\' and control characters are
+// escaped again.
+func writeKey(sb *strings.Builder, raw []byte, esc bool) {
+	sb.WriteByte('"')
+	writeDecoded(sb, raw, esc, true)
+	sb.WriteByte('"')
+}
+
+// writeDecoded writes the body of a validated JSON string with its escapes
+// decoded (esc: it has some) and, with requote, the characters JSON must
+// escape escaped again in their shortest form.
+func writeDecoded(sb *strings.Builder, raw []byte, esc, requote bool) {
 	if !esc {
 		sb.Write(raw)
 		return
@@ -330,55 +346,41 @@ func writeStringBody(sb *strings.Builder, raw []byte, esc bool) {
 		}
 		sb.Write(raw[:j])
 		r, n := decodeEscape(raw, j)
-		sb.WriteRune(r)
-		raw = raw[j+n:]
-	}
-}
-
-// writeKey writes a validated member name as a JSON string in its shortest
-// form: escapes are decoded, and only '"', '\\' and control characters are
-// escaped again.
-func writeKey(sb *strings.Builder, raw []byte, esc bool) {
-	sb.WriteByte('"')
-	if !esc {
-		sb.Write(raw)
-		sb.WriteByte('"')
-		return
-	}
-	for len(raw) > 0 {
-		j := bytes.IndexByte(raw, '\\')
-		if j < 0 {
-			sb.Write(raw)
-			break
-		}
-		sb.Write(raw[:j])
-		r, n := decodeEscape(raw, j)
-		switch {
-		case r == '"':
-			sb.WriteString(`\"`)
-		case r == '\\':
-			sb.WriteString(`\\`)
-		case r == '\n':
-			sb.WriteString(`\n`)
-		case r == '\r':
-			sb.WriteString(`\r`)
-		case r == '\t':
-			sb.WriteString(`\t`)
-		case r == '\b':
-			sb.WriteString(`\b`)
-		case r == '\f':
-			sb.WriteString(`\f`)
-		case r < 0x20:
-			const hexDigits = "0123456789abcdef"
-			sb.WriteString(`\u00`)
-			sb.WriteByte(hexDigits[r>>4])
-			sb.WriteByte(hexDigits[r&0xf])
-		default:
+		if requote {
+			writeQuoted(sb, r)
+		} else {
 			sb.WriteRune(r)
 		}
 		raw = raw[j+n:]
 	}
-	sb.WriteByte('"')
+}
+
+// writeQuoted writes r as a JSON string holds it: '"', '\\' and control
+// characters escaped, in their shortest form.
+func writeQuoted(sb *strings.Builder, r rune) {
+	switch {
+	case r == '"':
+		sb.WriteString(`\"`)
+	case r == '\\':
+		sb.WriteString(`\\`)
+	case r == '\n':
+		sb.WriteString(`\n`)
+	case r == '\r':
+		sb.WriteString(`\r`)
+	case r == '\t':
+		sb.WriteString(`\t`)
+	case r == '\b':
+		sb.WriteString(`\b`)
+	case r == '\f':
+		sb.WriteString(`\f`)
+	case r < 0x20:
+		const hexDigits = "0123456789abcdef"
+		sb.WriteString(`\u00`)
+		sb.WriteByte(hexDigits[r>>4])
+		sb.WriteByte(hexDigits[r&0xf])
+	default:
+		sb.WriteRune(r)
+	}
 }
 
 // writeCompact writes a validated JSON value without the whitespace between
