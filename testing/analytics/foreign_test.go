@@ -35,7 +35,7 @@ func TestTrinoWritesWhileBronzeStreams(t *testing.T) {
 	dlq := strings.TrimPrefix(l.dlq, namespace+".")
 	var s sample
 	produce(t, l.topic, 1500, 0, &s)
-	stop := l.startBronze()
+	br := l.startBronze()
 	waitRows(t, tr, bronze, dlq, s.total())
 
 	// A row of our own, with a topic that no Kafka partition has.
@@ -53,7 +53,7 @@ func TestTrinoWritesWhileBronzeStreams(t *testing.T) {
 	}
 	produce(t, l.topic, 500, 2, &s)
 	waitRows(t, tr, bronze, dlq, s.total()+1)
-	stop()
+	br.stop()
 	// A bounded run afterwards finds nothing new to read.
 	l.runBronze()
 	checkExactlyOnce(t, tr, l, &s, 1)
@@ -362,43 +362,81 @@ func waitRows(t *testing.T, tr *trino, bronze, dlq string, want int) {
 	}
 }
 
-// startBronze starts an unbounded bronze; the func it returns stops it
-// cleanly (SIGTERM: the last window commits) and wants exit 0.
-func (l *lake) startBronze() (stop func()) {
+// bronzeRun is a streaming bronze a test started (startBronze), its output
+// in log.
+type bronzeRun struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{} // closed once it exited, with err
+	err  error
+	once sync.Once
+}
+
+// startBronze starts a streaming bronze on the lake's topic and tables with
+// extra flags. Stop it with stop or kill; a test's cleanup kills it if it
+// still runs.
+func (l *lake) startBronze(extra ...string) *bronzeRun {
 	l.t.Helper()
 	l.runs++
-	logPath := filepath.Join(l.dir, fmt.Sprintf("%02d-bronze-streaming.log", l.runs))
-	f, err := os.Create(logPath)
+	b := &bronzeRun{t: l.t, log: filepath.Join(l.dir, fmt.Sprintf("%02d-bronze-streaming.log", l.runs)), done: make(chan struct{})}
+	f, err := os.Create(b.log)
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	cmd := exec.Command(bronzeBin, l.bronzeArgs()...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
+	b.cmd = exec.Command(bronzeBin, l.bronzeArgs(extra...)...)
+	b.cmd.Stdout, b.cmd.Stderr = f, f
+	if err := b.cmd.Start(); err != nil {
 		l.t.Fatal(err)
 	}
-	var once sync.Once
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait(); f.Close() }()
-	stop = func() {
-		once.Do(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case err := <-done:
-				if err != nil {
-					b, _ := os.ReadFile(logPath)
-					l.t.Errorf("streaming bronze after SIGTERM: %v\n%s", err, cmdtest.Tail(string(b), 40))
-				}
-			case <-time.After(time.Minute):
-				_ = cmd.Process.Kill()
-				l.t.Errorf("streaming bronze did not stop within a minute of SIGTERM")
-			}
-		})
-	}
+	go func() { b.err = b.cmd.Wait(); f.Close(); close(b.done) }()
 	l.t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
+		select {
+		case <-b.done:
+		default:
+			_ = b.cmd.Process.Kill()
+			<-b.done
 		}
 	})
-	return stop
+	return b
+}
+
+// exited fails the test if bronze has exited.
+func (b *bronzeRun) exited() {
+	select {
+	case <-b.done:
+		b.t.Fatalf("streaming bronze exited: %v\n%s", b.err, cmdtest.TailFile(b.log, 40))
+	default:
+	}
+}
+
+// commits is the number of commits in bronze's log so far.
+func (b *bronzeRun) commits() int {
+	out, _ := os.ReadFile(b.log)
+	return bytes.Count(out, []byte("msg=committed"))
+}
+
+// stop stops bronze with SIGTERM, as Kubernetes does, and fails the test
+// unless it exits 0 within a minute.
+func (b *bronzeRun) stop() {
+	b.once.Do(func() {
+		_ = b.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-b.done:
+			if b.err != nil {
+				b.t.Errorf("streaming bronze after SIGTERM: %v\n%s", b.err, cmdtest.TailFile(b.log, 40))
+			}
+		case <-time.After(time.Minute):
+			_ = b.cmd.Process.Kill()
+			b.t.Errorf("streaming bronze did not stop within a minute of SIGTERM")
+		}
+	})
+}
+
+// kill kills bronze with SIGKILL, a crash, and waits for it to exit.
+func (b *bronzeRun) kill() {
+	b.once.Do(func() {
+		_ = b.cmd.Process.Kill()
+		<-b.done
+	})
 }

@@ -3,14 +3,12 @@
 package analytics
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -48,44 +46,24 @@ func TestUpsertAtScale(t *testing.T) {
 	// killed with SIGKILL right after a commit that follows the fifth, so the
 	// next window's reads are lost. Then the second half, and a bounded run to
 	// the end, which replays what the killed run read and did not commit.
-	logPath := filepath.Join(l.dir, "bronze-killed.log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bronzeBin, l.bronzeArgs("--upsert")...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); f.Close() }()
-	commits := func() int {
-		b, _ := os.ReadFile(logPath)
-		return bytes.Count(b, []byte("msg=committed"))
-	}
+	br := l.startBronze("--upsert")
 	const chunks = 10
 	t0 := time.Now()
 	for c := range chunks / 2 {
 		produceKeyed(t, l.topic, events/chunks, keys, latest)
 		if c == chunks/2-1 {
-			after := commits()
+			after := br.commits()
 			wait.For(t, 10*time.Minute, func() error {
-				select {
-				case err := <-exited:
-					t.Fatalf("streaming bronze exited: %v\n%s", err, cmdtest.TailFile(logPath, 40))
-				default:
-				}
-				if n := commits(); n <= after {
+				br.exited()
+				if n := br.commits(); n <= after {
 					return fmt.Errorf("%d commits, waiting for one after the %d before the fifth chunk", n, after)
 				}
 				return nil
 			})
 		}
 	}
-	_ = cmd.Process.Kill()
-	<-exited
-	t.Logf("bronze --upsert killed with SIGKILL after %d commits, %v after its start", commits(), time.Since(t0).Round(100*time.Millisecond))
+	br.kill()
+	t.Logf("bronze --upsert killed with SIGKILL after %d commits, %v after its start", br.commits(), time.Since(t0).Round(100*time.Millisecond))
 	for range chunks / 2 {
 		produceKeyed(t, l.topic, events/chunks, keys, latest)
 	}
