@@ -220,6 +220,10 @@ type upsertWatch struct {
 	caught  bool
 	scanned int64  // the snapshot scanned last
 	last    string // why the last scan was not right
+	// rightAt is when the snapshot found right was committed (its
+	// timestamp-ms): the poll and the scan after it are not the contender's
+	// time.
+	rightAt time.Time
 }
 
 // poll loads the table. It returns its data rows (before deletes), and
@@ -259,6 +263,7 @@ func (w *upsertWatch) poll(ctx context.Context) (rows int64, right bool) {
 		w.last = fmt.Sprintf("snapshot %d: %s", snap.SnapshotID, keysDiff(w.want, got))
 		return rows, false
 	}
+	w.rightAt = time.UnixMilli(snap.TimestampMs)
 	return rows, true
 }
 

@@ -16,7 +16,7 @@ import (
 // TestUpsertContendersE2E runs the upsert comparison (--keys) at CI's size
 // on real Kafka, MinIO, PostgreSQL and the standalone Flink 1.19 cluster
 // with Beam's and Iceberg's jars on its class path: 100k keyed updates over
-// 10k keys, a tenth of them tombstones, into
+// 10k keys, a tenth of them tombstones, a commit every 500 ms, into
 //
 //   - flink: bronze --upsert --runner=flink --bounded (copy-on-write);
 //   - native: Flink SQL, upsert-kafka into an Iceberg v2 table in upsert
@@ -25,9 +25,9 @@ import (
 // runOne checks each table with iceberg-go's scan against the expected set
 // read back from the topic: exactly the latest record, by offset, of each
 // live key, no row of a deleted key, nothing else (go-cmp). Here, beyond
-// that: bronze's table has no delete file; native's has equality delete
-// files and more rows in its data files than live keys, so iceberg-go's
-// scan applied the equality deletes to read it right; the bounded job
+// that: bronze's table has no delete file; native's has more rows in its
+// data files than live keys and equality delete files over earlier
+// commits' rows, so iceberg-go's scan applied them to read it right; the bounded job
 // FINISHED and the streaming one was CANCELED; each table was read three
 // times for the read cost.
 //
@@ -55,7 +55,10 @@ func TestUpsertContendersE2E(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Skip("no java on PATH: the Flink cluster needs Java 11 or 17")
 	}
-	cfg, err := parseArgs([]string{"--events=100000", "--keys=10000", "--contenders=flink,native", "--repeat=1", "--timeout=8m",
+	// A commit every 500 ms, so that the native job commits more than once (at 2 s it
+	// can take the whole backlog in its first checkpoint) and its later equality
+	// deletes fall on earlier commits' rows.
+	cfg, err := parseArgs([]string{"--events=100000", "--keys=10000", "--commit-interval=500ms", "--contenders=flink,native", "--repeat=1", "--timeout=8m",
 		"--namespace=upsertsbs_e2e", "--out=", "--chart="})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +79,8 @@ func TestUpsertContendersE2E(t *testing.T) {
 	}
 	for _, r := range rep.Results {
 		t.Run(r.Contender, func(t *testing.T) {
+			t.Logf("%s: %d live rows after %.1f s, %d rows in %d data files, %d equality delete files (%d on earlier commits' files), %d position delete files, %d snapshots, scans %v s",
+				r.Contender, r.Rows, r.VisibleSeconds, r.DataRows, r.DataFiles, r.EqDeleteFiles, r.EqDeleteFilesOnOlder, r.PosDeleteFiles, r.Snapshots, r.ScanSeconds)
 			if r.Rows != int64(rep.LiveKeys) {
 				t.Errorf("%d rows, want the %d live keys", r.Rows, rep.LiveKeys)
 			}
@@ -103,10 +108,11 @@ func TestUpsertContendersE2E(t *testing.T) {
 				}
 			case "native":
 				// Merge-on-read: the stale rows stay in the data files, and the scan read the
-				// table right only by applying the equality deletes.
-				if r.EqDeleteFiles < 1 || r.DataRows <= r.Rows {
-					t.Errorf("%d equality delete files, %d rows in data files for %d live keys: want equality deletes over stale rows",
-						r.EqDeleteFiles, r.DataRows, r.Rows)
+				// table right only by applying the equality deletes of later commits to the
+				// rows of earlier ones (those of the same commit are position deletes).
+				if r.EqDeleteFilesOnOlder < 1 || r.DataRows <= r.Rows {
+					t.Errorf("%d equality delete files on earlier commits' files (of %d), %d rows in data files for %d live keys: want equality deletes over stale rows",
+						r.EqDeleteFilesOnOlder, r.EqDeleteFiles, r.DataRows, r.Rows)
 				}
 				if r.FlinkJobState != "CANCELED" {
 					t.Errorf("Flink job %q, want the streaming job CANCELED by the harness", r.FlinkJobState)
