@@ -33,6 +33,17 @@
 // and prints the table of docs/benchmarks. --from=results.json redraws the chart and
 // the table without running anything.
 //
+//	go run ./testing/sidebyside --keys=100000 --events=1000000 --contenders=flink,native
+//
+// compares upserts instead (upsert.go): the events get one of --keys Kafka
+// keys each, in the key's partition, --tombstones of them tombstones; flink
+// runs bronze --upsert, native Flink SQL's upsert-kafka into an Iceberg v2
+// table in upsert mode (native_upsert.go). A run is done when the table,
+// read with iceberg-go's scan, holds exactly the latest record of each live
+// key; the harness then counts the table's data and delete files and times
+// three full scans of it. It writes docs/benchmarks/results/upserts.json and
+// prints its own table, with no chart.
+//
 //	go run ./testing/sidebyside --freshness --rates=20000,50000 --duration=3m
 //
 // measures freshness under a steady stream instead (freshness*.go): each
