@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -239,7 +240,7 @@ func (w *upsertWatch) poll(ctx context.Context) (rows int64, right bool) {
 		return 0, false
 	}
 	if snap.Summary != nil {
-		fmt.Sscan(snap.Summary.Properties["total-records"], &rows)
+		rows, _ = strconv.ParseInt(snap.Summary.Properties["total-records"], 10, 64)
 	}
 	if !w.caught {
 		if w.caught, err = w.c.caughtUp(ctx, w.r, tbl, w.ends); err != nil {
@@ -287,7 +288,7 @@ func (w *upsertWatch) check(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("scan %s: %w", w.r.table, err)
 	}
-	if diff := cmp.Diff(w.want, got); diff != "" {
+	if !cmp.Equal(w.want, got) {
 		return 0, fmt.Errorf("after the stop, table %s is not the latest record of each live key: %s", w.r.table, keysDiff(w.want, got))
 	}
 	return int64(len(got)), nil

@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/google/go-cmp/cmp"
+	"github.com/haade/haade/io/icebergio"
+	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/testing/kafkatest"
+	"github.com/haade/haade/transforms/tables"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -298,5 +303,58 @@ func TestMarkdownUpsert(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("the table lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// scanKeys reads key -> (partition, offset) through iceberg-go's scan with
+// the table's delete files applied, and refuses a key in two rows;
+// upsertFiles counts the live files by content; readCost times full scans.
+// On a local table of bronze's schema, merge-on-read, so that a delete
+// leaves a position delete file.
+func TestScanKeysFilesAndReadCost(t *testing.T) {
+	ctx := context.Background()
+	_, cat := icebergtest.Catalog(t)
+	tt := tables.Bronze.As("lakehouse.keyed")
+	tt.Properties = map[string]string{"format-version": "2", "write.delete.mode": "merge-on-read"}
+	if _, err := icebergio.EnsureTable(ctx, cat, tt); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC).UnixMicro()
+	row := func(key string, p int32, off int64) tables.BronzeEvent {
+		return tables.BronzeEvent{Timestamp: at, IngestedAt: at, KafkaTopic: "t", KafkaPartition: p, KafkaOffset: off, KafkaKey: []byte(key)}
+	}
+	tbl := icebergtest.Append(t, icebergtest.Load(t, cat, tt.Ident), []tables.BronzeEvent{row("a", 0, 0), row("b", 1, 3), row("a", 0, 5)}, nil)
+	if _, err := scanKeys(ctx, tbl); err == nil || !strings.Contains(err.Error(), `["a"]`) {
+		t.Fatalf("key a in two rows: scanKeys = %v, want an error naming it", err)
+	}
+	// Delete a's older row: a position delete file.
+	tx := tbl.NewTransaction()
+	if err := tx.Delete(ctx, iceberg.EqualTo(iceberg.Reference("kafka_offset"), int64(0)), nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tx.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := scanKeys(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]keyAt{"a": {0, 5}, "b": {1, 3}}, got); diff != "" {
+		t.Errorf("scanKeys (-want +got):\n%s", diff)
+	}
+	f, err := upsertFiles(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (tableFiles{Data: 1, PosDeletes: 1}); f != want {
+		t.Errorf("files %+v, want %+v", f, want)
+	}
+	secs, err := readCost(ctx, tbl, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secs) != 3 || slices.Min(secs) <= 0 {
+		t.Errorf("read cost %v: want 3 positive durations", secs)
 	}
 }
