@@ -494,6 +494,9 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 					if w != nil && w.rightAt.After(start) && w.rightAt.Sub(start) < exitAt {
 						all = w.rightAt.Sub(start)
 					}
+					if first > all {
+						first = all
+					}
 					if first == 0 {
 						first = exitAt
 					}
@@ -534,6 +537,7 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 			// from the poll that found it (a scan may have delayed that poll).
 			if w != nil && w.rightAt.After(start) && w.rightAt.Sub(start) < at {
 				all = w.rightAt.Sub(start)
+				first = min(first, all) // the poll that saw the first rows may come after that commit
 			}
 		}
 	}

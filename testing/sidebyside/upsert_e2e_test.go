@@ -26,8 +26,10 @@ import (
 // read back from the topic: exactly the latest record, by offset, of each
 // live key, no row of a deleted key, nothing else (go-cmp). Here, beyond
 // that: bronze's table has no delete file; native's has more rows in its
-// data files than live keys and equality delete files over earlier
-// commits' rows, so iceberg-go's scan applied them to read it right; the bounded job
+// data files than live keys and position and equality delete files, so
+// iceberg-go's scan applied them to read it right (equality deletes over
+// earlier commits' rows only when the job committed more than once, which
+// is Flink's timing); the bounded job
 // FINISHED and the streaming one was CANCELED; each table was read three
 // times for the read cost.
 //
@@ -107,12 +109,22 @@ func TestUpsertContendersE2E(t *testing.T) {
 					t.Errorf("Flink job %q, exit after %.1f s, right after %.1f s: want the bounded job FINISHED after", r.FlinkJobState, r.ExitSeconds, r.VisibleSeconds)
 				}
 			case "native":
-				// Merge-on-read: the stale rows stay in the data files, and the scan read the
-				// table right only by applying the equality deletes of later commits to the
-				// rows of earlier ones (those of the same commit are position deletes).
-				if r.EqDeleteFilesOnOlder < 1 || r.DataRows <= r.Rows {
-					t.Errorf("%d equality delete files on earlier commits' files (of %d), %d rows in data files for %d live keys: want equality deletes over stale rows",
-						r.EqDeleteFilesOnOlder, r.EqDeleteFiles, r.DataRows, r.Rows)
+				// Merge-on-read: the stale rows stay in the data files (one per update that
+				// is not a tombstone), and the scan read the table right only by applying its
+				// delete files: the position deletes of keys written twice in one commit,
+				// and, when the job committed more than once, the equality deletes of later
+				// commits over earlier ones' rows. How many commits the job makes of the
+				// backlog is Flink's timing: one, even at 500 ms, on a quiet machine.
+				if r.DataRows <= r.Rows || r.EqDeleteFiles < 1 || r.PosDeleteFiles < 1 {
+					t.Errorf("%d rows in data files for %d live keys, %d equality and %d position delete files: want stale rows and the deletes over them",
+						r.DataRows, r.Rows, r.EqDeleteFiles, r.PosDeleteFiles)
+				}
+				if r.EqDeleteFilesOnOlder > 0 {
+					t.Logf("iceberg-go applied %d equality delete files to earlier commits' rows", r.EqDeleteFilesOnOlder)
+				} else if r.DataFiles > 8 {
+					t.Errorf("%d data files (more than one commit of 8 writers) and no equality delete file over an earlier commit's rows", r.DataFiles)
+				} else {
+					t.Logf("one commit: no equality delete over an earlier commit's rows this run (the 1M measurement has 40-48 in every run)")
 				}
 				if r.FlinkJobState != "CANCELED" {
 					t.Errorf("Flink job %q, want the streaming job CANCELED by the harness", r.FlinkJobState)
