@@ -82,7 +82,7 @@ type Config struct {
 	Seed           uint64
 	// Keys, when > 0, makes the workload keyed (--keys): each event has one
 	// of Keys Kafka keys, Tombstones of them are tombstones, and the
-	// contenders (flink and native only) upsert (upsert.go).
+	// contenders (bronze, flink and native only) upsert (upsert.go).
 	Keys       int
 	Tombstones float64
 	Timestamps string
@@ -107,7 +107,7 @@ func parseArgs(args []string) (Config, error) {
 	fs.IntVar(&c.Repeat, "repeat", 1, "runs of each contender, interleaved")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Minute, "longest a contender may take until every row is visible")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the sample events")
-	fs.IntVar(&c.Keys, "keys", 0, "upsert: give the events this many Kafka keys (kafkatest.SpreadKeys, each in its key's partition) and run flink (bronze --upsert) and native (upsert-kafka into an Iceberg v2 table in upsert mode); 0 appends")
+	fs.IntVar(&c.Keys, "keys", 0, "upsert: give the events this many Kafka keys (kafkatest.SpreadKeys, each in its key's partition) and run bronze and flink with --upsert, native with upsert-kafka into an Iceberg v2 table in upsert mode; 0 appends")
 	fs.Float64Var(&c.Tombstones, "tombstones", 0.1, "with --keys: the share of the events that are tombstones (a key and no value), each chosen at random from --seed")
 	fs.StringVar(&c.Timestamps, "timestamps", "utc", "utc: every event time in UTC (Z); mixed: 1 in 10 with a +02:00 offset, as kafkatest.Sample makes them (the Kafka Connect sink fails on those)")
 	fs.StringVar(&c.Namespace, "namespace", "sidebyside", "namespace of the tables the runs make")
@@ -168,8 +168,8 @@ func parseArgs(args []string) (Config, error) {
 		if (name == "flink" || name == "native") && c.Freshness {
 			return Config{}, fmt.Errorf("--contenders: %s runs a bounded backlog only, not with --freshness", name)
 		}
-		if c.Keys > 0 && name != "flink" && name != "native" {
-			return Config{}, fmt.Errorf("--contenders: %s does not upsert; with --keys, want flink or native", name)
+		if c.Keys > 0 && name != "bronze" && name != "flink" && name != "native" {
+			return Config{}, fmt.Errorf("--contenders: %s does not upsert; with --keys, want bronze, flink or native", name)
 		}
 		if name == "native" && c.Timestamps != "utc" {
 			// Flink's JSON format reads ISO-8601 times in UTC only ("Z"):

@@ -347,12 +347,16 @@ type contender struct {
 
 var contenderByName = map[string]contender{
 	"bronze": {"bronze", func(r trial) (*exec.Cmd, error) {
-		return exec.Command(r.bronze, "--runner=direct",
-			"--brokers="+brokers, "--topic="+r.topic,
-			"--catalog-uri="+catalogURI, "--warehouse="+warehouse, "--s3-endpoint="+s3Endpoint,
-			"--table="+r.table, "--dlq-table="+r.dlq, "--pipeline-id="+r.name,
-			"--commit-interval="+r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="), nil
-	}, nil, nil, false, nil, nil, nil, nil},
+		args := []string{"--runner=direct",
+			"--brokers=" + brokers, "--topic=" + r.topic,
+			"--catalog-uri=" + catalogURI, "--warehouse=" + warehouse, "--s3-endpoint=" + s3Endpoint,
+			"--table=" + r.table, "--dlq-table=" + r.dlq, "--pipeline-id=" + r.name,
+			"--commit-interval=" + r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="}
+		if r.cfg.Keys > 0 {
+			args = append(args, "--upsert")
+		}
+		return exec.Command(r.bronze, args...), nil
+	}, nil, nil, false, nil, nil, nil, bronzeCaughtUp},
 	"spark": {"spark", func(r trial) (*exec.Cmd, error) {
 		return exec.Command("bash", filepath.Join(r.root, "testing/services/python.sh"), "python",
 			filepath.Join(r.root, "testing/sidebyside/spark_bronze.py"),

@@ -27,7 +27,7 @@ import (
 //
 //   - flink: bronze --upsert --runner=flink --bounded (copy-on-write deletes
 //     and the append in one transaction; bronze's table, partitioned by day
-//     of ingestion).
+//     of ingestion); bronze: the same on Prism, streaming.
 //   - native: Flink SQL's upsert-kafka source into an Iceberg format-v2
 //     table in upsert mode (native_upsert.go): Iceberg's Flink sink writes
 //     an equality delete of the key with each row (merge-on-read).

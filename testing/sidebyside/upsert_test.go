@@ -26,8 +26,8 @@ func TestParseArgsKeys(t *testing.T) {
 		{[]string{"--events=10000", "--keys=7919", "--contenders=flink"}, "not a multiple of 7919"},
 		{[]string{"--keys=10", "--tombstones=1", "--contenders=flink"}, "--tombstones=1"},
 		{[]string{"--keys=10", "--tombstones=-0.1", "--contenders=flink"}, "--tombstones=-0.1"},
-		{[]string{"--keys=10"}, "bronze does not upsert"},
-		{[]string{"--keys=10", "--contenders=native,spark"}, "spark does not upsert"},
+		{[]string{"--keys=10"}, "spark does not upsert"}, // the default contenders: bronze,spark,connect
+		{[]string{"--keys=10", "--contenders=native,connect"}, "connect does not upsert"},
 		{[]string{"--keys=10", "--contenders=native", "--freshness"}, "not with --freshness"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestParseArgsKeys(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range []string{"flink", "native"} {
+	for _, name := range []string{"bronze", "flink", "native"} {
 		if contenderByName[name].caughtUp == nil {
 			t.Errorf("contender %s upserts but cannot say when it has read the topic", name)
 		}
@@ -148,6 +148,23 @@ func TestFlinkCommandUpsert(t *testing.T) {
 		}
 		if !strings.Contains(args, "--runner=flink --bounded ") {
 			t.Errorf("--keys=%d: not bounded on Flink:\n%s", keys, args)
+		}
+	}
+}
+
+// bronze on Prism upserts with --keys, and only then.
+func TestBronzeCommandUpsert(t *testing.T) {
+	e := &env{cfg: Config{CommitInterval: 2 * time.Second}, topic: "sidebyside-abc123", bronze: "/tmp/x/bronze"}
+	r := trial{env: e, name: "sidebyside-bronze_abc123_1", table: "sidebyside.bronze_abc123_1", dlq: "sidebyside.bronze_abc123_1_dlq"}
+	for _, keys := range []int{0, 100} {
+		e.cfg.Keys = keys
+		cmd, err := contenderByName["bronze"].command(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := strings.Join(cmd.Args, " ")
+		if got := strings.Contains(args, " --upsert"); got != (keys > 0) || !strings.HasPrefix(args, "/tmp/x/bronze --runner=direct ") {
+			t.Errorf("--keys=%d: --upsert in the command %v:\n%s", keys, got, args)
 		}
 	}
 }
