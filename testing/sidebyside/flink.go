@@ -201,6 +201,9 @@ func flinkCommand(r trial) (*exec.Cmd, error) {
 	if st.beamClasspath {
 		args = append(args, "--flink-cluster-classpath")
 	}
+	if r.cfg.FlinkParallelism > 0 {
+		args = append(args, fmt.Sprintf("--parallelism=%d", r.cfg.FlinkParallelism))
+	}
 	if r.cfg.FlinkBundleTime > 0 {
 		args = append(args, "--flink-max-bundle-time="+r.cfg.FlinkBundleTime.String())
 	}

@@ -91,9 +91,12 @@ type Config struct {
 	// FlinkBundleTime is the flink contender's --flink-max-bundle-time; 0
 	// leaves runners/flink.go's default.
 	FlinkBundleTime time.Duration
-	Out, Chart      string
-	From            string
-	FreshConfig     // --freshness and its flags (freshness_flags.go)
+	// FlinkParallelism is the flink contender's --parallelism; 0 leaves
+	// runners/flink.go's default (the partitions, up to the free slots).
+	FlinkParallelism int
+	Out, Chart       string
+	From             string
+	FreshConfig      // --freshness and its flags (freshness_flags.go)
 }
 
 func parseArgs(args []string) (Config, error) {
@@ -104,6 +107,7 @@ func parseArgs(args []string) (Config, error) {
 	fs.DurationVar(&c.CommitInterval, "commit-interval", 2*time.Second, "bronze's --commit-interval, Spark's trigger and the Connect sink's commit interval")
 	contenders := fs.String("contenders", "bronze,spark,connect", "comma-separated: bronze, spark, connect, flink, native")
 	fs.DurationVar(&c.FlinkBundleTime, "flink-bundle-time", 0, "the flink contender's --flink-max-bundle-time (default: runners/flink.go's)")
+	fs.IntVar(&c.FlinkParallelism, "flink-parallelism", 0, "the flink contender's --parallelism (default: runners/flink.go's, the partition count up to the free slots)")
 	fs.IntVar(&c.Repeat, "repeat", 1, "runs of each contender, interleaved")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Minute, "longest a contender may take until every row is visible")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the sample events")
@@ -145,6 +149,8 @@ func parseArgs(args []string) (Config, error) {
 		return Config{}, fmt.Errorf("--commit-interval=%v: want >= 100ms", c.CommitInterval)
 	case c.Timestamps != "utc" && c.Timestamps != "mixed":
 		return Config{}, fmt.Errorf("--timestamps=%q: want utc or mixed", c.Timestamps)
+	case c.FlinkParallelism < 0:
+		return Config{}, fmt.Errorf("--flink-parallelism=%d: want > 0, or 0 for the default", c.FlinkParallelism)
 	case c.FlinkBundleTime < 0:
 		return Config{}, fmt.Errorf("--flink-bundle-time=%v: want > 0", c.FlinkBundleTime)
 	case c.Repeat <= 0:

@@ -29,6 +29,7 @@ func TestParseArgsKeys(t *testing.T) {
 		{[]string{"--keys=10"}, "spark does not upsert"}, // the default contenders: bronze,spark,connect
 		{[]string{"--keys=10", "--contenders=native,connect"}, "connect does not upsert"},
 		{[]string{"--keys=10", "--contenders=native", "--freshness"}, "not with --freshness"},
+		{[]string{"--flink-parallelism=-1", "--contenders=flink"}, "--flink-parallelism=-1"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, err := parseArgs(tc.args)
@@ -131,7 +132,8 @@ func TestNativeUpsertSQL(t *testing.T) {
 	}
 }
 
-// The flink contender upserts with --keys, and only then.
+// The flink contender upserts with --keys, and only then; its parallelism
+// is runners/flink.go's unless --flink-parallelism says.
 func TestFlinkCommandUpsert(t *testing.T) {
 	e := &env{cfg: Config{CommitInterval: 2 * time.Second}, topic: "sidebyside-abc123",
 		flink: &flinkStack{endpoint: "127.0.0.1:8099", rest: "http://127.0.0.1:8081", bin: "/tmp/x/bronze"}}
@@ -149,6 +151,14 @@ func TestFlinkCommandUpsert(t *testing.T) {
 		if !strings.Contains(args, "--runner=flink --bounded ") {
 			t.Errorf("--keys=%d: not bounded on Flink:\n%s", keys, args)
 		}
+		if strings.Contains(args, "--parallelism") {
+			t.Errorf("--parallelism unasked:\n%s", args)
+		}
+	}
+	e.cfg.FlinkParallelism = 2
+	cmd, _ := flinkCommand(r)
+	if args := strings.Join(cmd.Args, " "); !strings.Contains(args, " --parallelism=2") {
+		t.Errorf("--flink-parallelism=2: the command lacks --parallelism=2:\n%s", args)
 	}
 }
 
