@@ -261,7 +261,7 @@ func (c Config) validate() error {
 	case c.Keys < 0 || c.Keys > c.Events:
 		return fmt.Errorf("--keys=%d: want 0 (no keys) up to --events=%d", c.Keys, c.Events)
 	case c.Keys > 0 && c.Keys%7919 == 0:
-		return fmt.Errorf("--keys=%d: not a multiple of 7919 (sampleKeys spreads the events over the keys with it)", c.Keys)
+		return fmt.Errorf("--keys=%d: not a multiple of 7919 (kafkatest.SpreadKeys spreads the events over the keys with it)", c.Keys)
 	case c.Keys > 0 && c.BadRatio != 0:
 		return fmt.Errorf("--keys=%d: needs --bad-ratio=0 (the check counts one row per key)", c.Keys)
 	case c.Keys > 0 && (c.Mode == "loop" || c.Mode == "all" && slices.Contains(c.Modes, "loop")):

@@ -238,20 +238,6 @@ func TestParentKeysUpsert(t *testing.T) {
 	}
 }
 
-// The keys of sampleKeys: the first keys events cover every key once.
-func TestSampleKeys(t *testing.T) {
-	seen := map[string]int{}
-	for _, k := range sampleKeys(0, 700, 700) {
-		seen[string(k)]++
-	}
-	for _, k := range sampleKeys(700, 300, 700) {
-		seen[string(k)]++
-	}
-	if len(seen) != 700 {
-		t.Errorf("%d distinct keys, want 700", len(seen))
-	}
-}
-
 // connections counts this process's established connections to a port.
 func TestConnections(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -84,7 +84,7 @@ func produceSample(ctx context.Context, addrs []string, topic string, cfg Config
 		values := kafkatest.Sample(m, cfg.Seed+k, cfg.BadRatio, event.MalformedCorpus)
 		var err error
 		if cfg.Keys > 0 {
-			err = kafkatest.ProduceKeyed(ctx, addrs, topic, sampleKeys(done, m, cfg.Keys), values)
+			err = kafkatest.ProduceKeyed(ctx, addrs, topic, kafkatest.SpreadKeys(done, m, cfg.Keys), values)
 		} else {
 			err = kafkatest.Produce(ctx, addrs, topic, values)
 		}
@@ -94,18 +94,6 @@ func produceSample(ctx context.Context, addrs []string, topic string, cfg Config
 		done += m
 	}
 	return nil
-}
-
-// sampleKeys are the keys of events [from, from+n) over keys keys: event
-// i's is debtor-(i*7919 mod keys). 7919 is prime, so the first keys events
-// cover every key once (keys not a multiple of it), and each later run of
-// keys events updates every key again, in a scattered order.
-func sampleKeys(from, n, keys int) [][]byte {
-	out := make([][]byte, n)
-	for j := range out {
-		out[j] = fmt.Appendf(nil, "debtor-%d", (from+j)*7919%keys)
-	}
-	return out
 }
 
 // countsOf returns the partition counts of rs, in first-seen order.

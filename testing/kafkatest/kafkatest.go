@@ -5,6 +5,7 @@ package kafkatest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/haade/haade/io/kafkaio/embedded"
@@ -35,3 +36,15 @@ func ProduceSample(ctx context.Context, brokers []string, topic string, n int, s
 
 // Addr joins broker addresses for a --brokers flag.
 func Addr(brokers []string) string { return strings.Join(brokers, ",") }
+
+// SpreadKeys are the Kafka keys of events [from, from+n) over keys keys:
+// event i's is debtor-(i*7919 mod keys). 7919 is prime, so the first keys
+// events cover every key once (keys not a multiple of it), and each later
+// run of keys events updates every key again, in a scattered order.
+func SpreadKeys(from, n, keys int) [][]byte {
+	out := make([][]byte, n)
+	for j := range out {
+		out[j] = fmt.Appendf(nil, "debtor-%d", (from+j)*7919%keys)
+	}
+	return out
+}

@@ -195,8 +195,14 @@ func flinkCommand(r trial) (*exec.Cmd, error) {
 		"--catalog-uri=" + catalogURI, "--warehouse=" + warehouse, "--s3-endpoint=" + s3Endpoint,
 		"--table=" + r.table, "--dlq-table=" + r.dlq, "--pipeline-id=" + r.name,
 		"--commit-interval=" + r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="}
+	if r.cfg.Keys > 0 {
+		args = append(args, "--upsert")
+	}
 	if st.beamClasspath {
 		args = append(args, "--flink-cluster-classpath")
+	}
+	if r.cfg.FlinkParallelism > 0 {
+		args = append(args, fmt.Sprintf("--parallelism=%d", r.cfg.FlinkParallelism))
 	}
 	if r.cfg.FlinkBundleTime > 0 {
 		args = append(args, "--flink-max-bundle-time="+r.cfg.FlinkBundleTime.String())
@@ -288,12 +294,13 @@ func flinkJobSeconds(r trial) (float64, string) {
 func flinkPIDs(trial) []int { return pidsOf(flinkJVMs) }
 
 var flinkContender = contender{
-	name:    "flink",
-	command: flinkCommand,
-	prepare: flinkPrepare,
-	health:  flinkHealth,
-	bounded: true,
-	pids:    flinkPIDs,
+	name:     "flink",
+	command:  flinkCommand,
+	prepare:  flinkPrepare,
+	health:   flinkHealth,
+	bounded:  true,
+	pids:     flinkPIDs,
+	caughtUp: bronzeCaughtUp, // upsert.go
 	after: func(r trial, res *Result) {
 		res.FlinkJobSeconds, res.FlinkJobState = flinkJobSeconds(r)
 		res.FlinkReadSubtasks = flinkReadSubtasks(r)

@@ -17,12 +17,14 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/haade/haade/io/icebergio"
 	"github.com/haade/haade/testing/cmdtest"
 	"github.com/haade/haade/testing/icebergtest"
 	"github.com/haade/haade/testing/kafkatest"
 	"github.com/haade/haade/testing/stats"
 	"github.com/prometheus/procfs"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 const (
@@ -38,15 +40,21 @@ const (
 
 // Report is one invocation's results.
 type Report struct {
-	Date           string            `json:"date"`
-	Command        string            `json:"command"`
-	Machine        string            `json:"machine"`
-	Events         int               `json:"events"`
-	Partitions     int               `json:"partitions"`
-	Timestamps     string            `json:"timestamps"`
-	CommitInterval string            `json:"commit_interval"`
-	Versions       map[string]string `json:"versions"`
-	Results        []Result          `json:"results"`
+	Date           string `json:"date"`
+	Command        string `json:"command"`
+	Machine        string `json:"machine"`
+	Events         int    `json:"events"`
+	Partitions     int    `json:"partitions"`
+	Timestamps     string `json:"timestamps"`
+	CommitInterval string `json:"commit_interval"`
+	// Keys, Tombstones and LiveKeys describe a keyed (--keys) workload:
+	// the keys, the share of tombstones, and the keys whose latest record
+	// is not a tombstone, the rows a right table holds.
+	Keys       int               `json:"keys,omitempty"`
+	Tombstones float64           `json:"tombstones,omitempty"`
+	LiveKeys   int               `json:"live_keys,omitempty"`
+	Versions   map[string]string `json:"versions"`
+	Results    []Result          `json:"results"`
 }
 
 // Result is one run of one contender.
@@ -54,7 +62,9 @@ type Result struct {
 	Contender string `json:"contender"`
 	Run       int    `json:"run"`
 	// Visible is from launch until the table's current snapshot holds every
-	// event; FirstVisible until it holds any.
+	// event (with --keys: until the commit, by the snapshot's timestamp, of
+	// the first snapshot found to hold exactly each live key's latest
+	// record); FirstVisible until it holds any.
 	VisibleSeconds      float64 `json:"visible_s"`
 	FirstVisibleSeconds float64 `json:"first_visible_s"`
 	EventsPerSecond     float64 `json:"events_per_s"`
@@ -92,6 +102,20 @@ type Result struct {
 	// FINISHED for a bounded job that ended well, CANCELED for the native
 	// contender's streaming job once the harness stopped it.
 	FlinkJobState string `json:"flink_job_state,omitempty"`
+	// With --keys (upsert.go): Rows are the live keys, DataRows the rows
+	// of the table's data files before deletes apply (total-records),
+	// DataFiles and the delete files are the live files of the table after
+	// the run, and
+	// ScanSeconds are three full scans of it with iceberg-go, one after the
+	// other (ScanMedianSeconds their median).
+	DataRows      int64 `json:"data_rows,omitempty"`
+	EqDeleteFiles int64 `json:"eq_delete_files,omitempty"`
+	// EqDeleteFilesOnOlder are the equality delete files that delete rows
+	// of earlier commits' data files (upsert.go's tableFiles).
+	EqDeleteFilesOnOlder int64     `json:"eq_delete_files_on_older,omitempty"`
+	PosDeleteFiles       int64     `json:"pos_delete_files,omitempty"`
+	ScanSeconds          []float64 `json:"scan_s,omitempty"`
+	ScanMedianSeconds    float64   `json:"scan_median_s,omitempty"`
 	// FlinkReadSubtasks is, per subtask of the Flink job's read stage,
 	// how many partitions it read (its input records on the REST API):
 	// one each when the groups are spread (kafkaio's Topic.Plan).
@@ -115,6 +139,9 @@ type env struct {
 	after []func()
 	// flink is the Flink cluster the flink contender runs on (flink.go).
 	flink *flinkStack
+	// live is, with --keys, the table a right run leaves: each live key's
+	// latest record (upsert.go).
+	live map[string]keyAt
 }
 
 func logf(format string, args ...any) {
@@ -148,6 +175,11 @@ func measure(ctx context.Context, cfg Config, root string) (Report, error) {
 		Timestamps:     cfg.Timestamps,
 		CommitInterval: cfg.CommitInterval.String(),
 		Versions:       e.versions(),
+		Keys:           cfg.Keys,
+		LiveKeys:       len(e.live),
+	}
+	if cfg.Keys > 0 {
+		rep.Tombstones = cfg.Tombstones
 	}
 	for r := 1; r <= cfg.Repeat; r++ {
 		for _, name := range cfg.Contenders {
@@ -214,27 +246,47 @@ func (e *env) preload(ctx context.Context) error {
 	if _, err := cmdtest.Script(e.root, nil, "kafka", "create-topic", e.topic, strconv.Itoa(e.cfg.Partitions)); err != nil {
 		return err
 	}
-	logf("preloading %d events into %s (%d partitions)", e.cfg.Events, e.topic, e.cfg.Partitions)
 	start := time.Now()
-	const chunk = 250_000
-	g := kafkatest.NewGenerator(e.cfg.Seed, 0, nil)
-	g.UTC = e.cfg.Timestamps == "utc"
-	for done := 0; done < e.cfg.Events; {
-		vs := make([][]byte, min(chunk, e.cfg.Events-done))
-		for i := range vs {
-			vs[i], _ = g.Next()
-		}
-		if err := kafkatest.Produce(ctx, []string{brokers}, e.topic, vs); err != nil {
+	if e.cfg.Keys > 0 {
+		logf("preloading %d events over %d keys, about %.0f%% tombstones, into %s (%d partitions)", e.cfg.Events, e.cfg.Keys, 100*e.cfg.Tombstones, e.topic, e.cfg.Partitions)
+		if err := produceKeyed(ctx, []string{brokers}, e.topic, e.cfg); err != nil {
 			return fmt.Errorf("preload: %w", err)
 		}
-		done += len(vs)
+	} else {
+		logf("preloading %d events into %s (%d partitions)", e.cfg.Events, e.topic, e.cfg.Partitions)
+		const chunk = 250_000
+		g := kafkatest.NewGenerator(e.cfg.Seed, 0, nil)
+		g.UTC = e.cfg.Timestamps == "utc"
+		for done := 0; done < e.cfg.Events; {
+			vs := make([][]byte, min(chunk, e.cfg.Events-done))
+			for i := range vs {
+				vs[i], _ = g.Next()
+			}
+			if err := kafkatest.Produce(ctx, []string{brokers}, e.topic, vs); err != nil {
+				return fmt.Errorf("preload: %w", err)
+			}
+			done += len(vs)
+		}
 	}
 	logf("preloaded in %v", time.Since(start).Round(100*time.Millisecond))
 	start = time.Now()
-	if err := warmUp(ctx, e.topic, e.cfg.Events); err != nil {
+	// The warm-up read gathers, for a keyed topic, each key's latest record.
+	l := newLatest()
+	var each func(*kgo.Record)
+	if e.cfg.Keys > 0 {
+		each = l.add
+	}
+	if err := warmUp(ctx, e.topic, e.cfg.Events, each); err != nil {
 		return err
 	}
 	logf("read the topic once, to warm the broker, in %v", time.Since(start).Round(100*time.Millisecond))
+	if e.cfg.Keys > 0 {
+		var err error
+		if e.live, err = l.live(); err != nil {
+			return err
+		}
+		logf("%d keys, %d live (their latest record is not a tombstone): a right table holds %d rows", len(l.at), len(e.live), len(e.live))
+	}
 	return nil
 }
 
@@ -287,23 +339,31 @@ type contender struct {
 	// operator would, before the harness sends its process SIGTERM (the
 	// native contender's Flink job outlives its SQL client).
 	stop func(r trial)
+	// caughtUp, for a contender that upserts (--keys), says whether it has
+	// read the topic to ends by its own account, so that its table is worth
+	// a scan (upsert.go); the error says how far it is.
+	caughtUp func(ctx context.Context, r trial, tbl *table.Table, ends map[int32]int64) (bool, error)
 }
 
 var contenderByName = map[string]contender{
 	"bronze": {"bronze", func(r trial) (*exec.Cmd, error) {
-		return exec.Command(r.bronze, "--runner=direct",
-			"--brokers="+brokers, "--topic="+r.topic,
-			"--catalog-uri="+catalogURI, "--warehouse="+warehouse, "--s3-endpoint="+s3Endpoint,
-			"--table="+r.table, "--dlq-table="+r.dlq, "--pipeline-id="+r.name,
-			"--commit-interval="+r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="), nil
-	}, nil, nil, false, nil, nil, nil},
+		args := []string{"--runner=direct",
+			"--brokers=" + brokers, "--topic=" + r.topic,
+			"--catalog-uri=" + catalogURI, "--warehouse=" + warehouse, "--s3-endpoint=" + s3Endpoint,
+			"--table=" + r.table, "--dlq-table=" + r.dlq, "--pipeline-id=" + r.name,
+			"--commit-interval=" + r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="}
+		if r.cfg.Keys > 0 {
+			args = append(args, "--upsert")
+		}
+		return exec.Command(r.bronze, args...), nil
+	}, nil, nil, false, nil, nil, nil, bronzeCaughtUp},
 	"spark": {"spark", func(r trial) (*exec.Cmd, error) {
 		return exec.Command("bash", filepath.Join(r.root, "testing/services/python.sh"), "python",
 			filepath.Join(r.root, "testing/sidebyside/spark_bronze.py"),
 			"--brokers="+brokers, "--topic="+r.topic, "--table="+r.table,
 			"--trigger-ms="+strconv.FormatInt(r.cfg.CommitInterval.Milliseconds(), 10),
 			"--checkpoint="+filepath.Join(r.dir, "checkpoint"), "--jars="+r.sparkJars), nil
-	}, nil, nil, false, nil, nil, nil},
+	}, nil, nil, false, nil, nil, nil, nil},
 	// The sink cannot make bronze's table (it infers strings, and no
 	// partitioning), so connect.sh prepare makes it, and the control topic,
 	// before the clock starts. The script ends in exec java: the child is
@@ -324,7 +384,7 @@ var contenderByName = map[string]contender{
 		})
 		_, err := cmdtest.Script(r.root, nil, "connect", "prepare", "--brokers", brokers, "--group", r.name, "--table", r.table)
 		return err
-	}, connectHealth, false, nil, nil, nil},
+	}, connectHealth, false, nil, nil, nil, nil},
 	"flink":  flinkContender,  // flink.go
 	"native": nativeContender, // native.go
 }
@@ -400,6 +460,26 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 	}
 
 	want := int64(e.cfg.Events)
+	// keyed: the table is right when it holds each live key's latest
+	// record (upsert.go), not when it counts every event.
+	var w *upsertWatch
+	if e.cfg.Keys > 0 {
+		ends, err := endOffsets(ctx, e.topic)
+		if err != nil {
+			kill()
+			meter.Stop()
+			return Result{}, err
+		}
+		w = &upsertWatch{r: r, c: c, want: e.live, ends: ends}
+	}
+	right := func() (rows int64, ok bool, err error) {
+		if w != nil {
+			rows, ok = w.poll(ctx)
+			return rows, ok, nil
+		}
+		st, err := icebergio.Stat(ctx, e.cat, r.table, "")
+		return st.Rows, err == nil && st.Rows == want, err
+	}
 	var first, all, exitAt time.Duration
 	deadline := time.After(e.cfg.Timeout)
 	tick := time.NewTicker(pollEvery)
@@ -413,8 +493,14 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 			if c.bounded && err == nil {
 				// Done: the rows must all be there now.
 				exitAt = time.Since(start)
-				if st, serr := icebergio.Stat(ctx, e.cat, r.table, ""); serr == nil && st.Rows == want {
+				if _, ok, _ := right(); ok {
 					all = exitAt
+					if w != nil && w.rightAt.After(start) && w.rightAt.Sub(start) < exitAt {
+						all = w.rightAt.Sub(start)
+					}
+					if first > all {
+						first = all
+					}
 					if first == 0 {
 						first = exitAt
 					}
@@ -422,11 +508,11 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 				}
 			}
 			meter.Stop()
-			return Result{}, fmt.Errorf("exited before every row was visible (%v); its log, %s:\n%s", err, logPath, cmdtest.TailFile(logPath, 30))
+			return Result{}, fmt.Errorf("exited before every row was visible (%v)%s; its log, %s:\n%s", err, w.why(), logPath, cmdtest.TailFile(logPath, 30))
 		case <-deadline:
 			kill()
 			meter.Stop()
-			return Result{}, fmt.Errorf("not every row visible after %v; its log, %s:\n%s", e.cfg.Timeout, logPath, cmdtest.TailFile(logPath, 30))
+			return Result{}, fmt.Errorf("not every row visible after %v%s; its log, %s:\n%s", e.cfg.Timeout, w.why(), logPath, cmdtest.TailFile(logPath, 30))
 		case <-tick.C:
 		}
 		if c.health != nil {
@@ -436,21 +522,27 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 				return Result{}, fmt.Errorf("%w; its log, %s:\n%s", err, logPath, cmdtest.TailFile(logPath, 30))
 			}
 		}
-		st, err := icebergio.Stat(ctx, e.cat, r.table, "")
+		at := time.Since(start)
+		rows, ok, err := right()
 		if err != nil {
 			continue // not created yet, or a transient error: poll again
 		}
-		at := time.Since(start)
-		if st.Rows > 0 && first == 0 {
+		if rows > 0 && first == 0 {
 			first = at
 		}
-		if st.Rows > want {
+		if w == nil && rows > want {
 			kill()
 			meter.Stop()
-			return Result{}, fmt.Errorf("table %s holds %d rows, more than the %d events: duplicates", r.table, st.Rows, want)
+			return Result{}, fmt.Errorf("table %s holds %d rows, more than the %d events: duplicates", r.table, rows, want)
 		}
-		if st.Rows == want {
+		if ok {
 			all = at
+			// A keyed run is right from the commit of the snapshot found right, not
+			// from the poll that found it (a scan may have delayed that poll).
+			if w != nil && w.rightAt.After(start) && w.rightAt.Sub(start) < at {
+				all = w.rightAt.Sub(start)
+				first = min(first, all) // the poll that saw the first rows may come after that commit
+			}
 		}
 	}
 	cpu, peak := meter.Stop()
@@ -493,11 +585,19 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("after the stop: %w", err)
 	}
-	if st.Rows != want {
-		return Result{}, fmt.Errorf("after the stop, table %s holds %d rows, not %d", r.table, st.Rows, want)
-	}
-	if err := e.checkOffsets(ctx, r.table); err != nil {
-		return Result{}, err
+	var dataRows int64
+	if w != nil {
+		dataRows = st.Rows
+		if st.Rows, err = w.check(ctx); err != nil {
+			return Result{}, err
+		}
+	} else {
+		if st.Rows != want {
+			return Result{}, fmt.Errorf("after the stop, table %s holds %d rows, not %d", r.table, st.Rows, want)
+		}
+		if err := e.checkOffsets(ctx, r.table); err != nil {
+			return Result{}, err
+		}
 	}
 	res := Result{
 		Contender:            c.name,
@@ -516,6 +616,12 @@ func (e *env) runOne(ctx context.Context, c contender, n int) (Result, error) {
 		Snapshots:            st.Snapshots,
 		DataFiles:            st.DataFiles,
 		ExitSeconds:          exitAt.Seconds(),
+		DataRows:             dataRows,
+	}
+	if w != nil {
+		if err := measureUpsertTable(ctx, r, &res); err != nil {
+			return Result{}, err
+		}
 	}
 	if c.after != nil {
 		c.after(r, &res)

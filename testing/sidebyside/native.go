@@ -131,7 +131,8 @@ type nativeParams struct {
 	Namespace, Table              string
 }
 
-// nativeSQL is the run's Flink SQL script.
+// nativeSQL is the run's Flink SQL script: nativeScript, or with --keys
+// nativeUpsertScript.
 func nativeSQL(r trial) (string, error) {
 	u, err := url.Parse(catalogURI)
 	if err != nil || u.User == nil {
@@ -159,21 +160,28 @@ func nativeSQL(r trial) (string, error) {
 			return "", fmt.Errorf("%q: a quote cannot go into the Flink SQL script", v)
 		}
 	}
+	script := nativeScript
+	if r.cfg.Keys > 0 {
+		script = nativeUpsertScript // native_upsert.go
+	}
 	var b bytes.Buffer
-	if err := nativeScript.Execute(&b, p); err != nil {
+	if err := script.Execute(&b, p); err != nil {
 		return "", err
 	}
 	return b.String(), nil
 }
 
 // nativePrepare makes the run's table with bronze's schema and partitioning
-// and writes the script, before the clock starts, and makes sure no job of
+// (unless --keys: the upsert script makes its own) and writes the script, before the clock starts, and makes sure no job of
 // the run outlives it.
 func nativePrepare(r trial) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := icebergio.EnsureTable(ctx, r.cat, tables.Bronze.As(r.table)); err != nil {
-		return fmt.Errorf("create %s: %w", r.table, err)
+	// The upsert table is the script's own (native_upsert.go).
+	if r.cfg.Keys == 0 {
+		if _, err := icebergio.EnsureTable(ctx, r.cat, tables.Bronze.As(r.table)); err != nil {
+			return fmt.Errorf("create %s: %w", r.table, err)
+		}
 	}
 	sql, err := nativeSQL(r)
 	if err != nil {
@@ -205,7 +213,8 @@ var nativeContender = contender{
 	after: func(r trial, res *Result) {
 		res.FlinkJobSeconds, res.FlinkJobState = flinkJobSeconds(r)
 	},
-	stop: nativeStop,
+	stop:     nativeStop,
+	caughtUp: groupCaughtUp, // upsert.go
 }
 
 // nativeStop cancels the run's streaming Flink job, as its operator would

@@ -105,8 +105,9 @@ func endOffsets(ctx context.Context, topic string) (map[int32]int64, error) {
 // written to serves its first reader slowly (its fetch path is not
 // compiled yet, and the log segments are read for the first time), and
 // that reader was always the first round's first contender: bronze's first
-// runs were a third slower than its later ones, Spark's too.
-func warmUp(ctx context.Context, topic string, want int) error {
+// runs were a third slower than its later ones, Spark's too. each, when not
+// nil, sees every record.
+func warmUp(ctx context.Context, topic string, want int, each func(*kgo.Record)) error {
 	ends, err := endOffsets(ctx, topic)
 	if err != nil {
 		return err
@@ -132,6 +133,9 @@ func warmUp(ctx context.Context, topic string, want int) error {
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			read++
+			if each != nil {
+				each(r)
+			}
 			if r.Offset+1 >= left[r.Partition] {
 				delete(left, r.Partition)
 			}
