@@ -62,11 +62,10 @@ import (
 // JobManager's and TaskManagers' from launch; Beam's job server, idle here,
 // is left out.
 
-// nativeScript is the Flink SQL the contender runs. Its fields are
-// nativeParams'.
-var nativeScript = template.Must(template.New("native.sql").Parse(`-- The side-by-side harness's native contender: Iceberg's own Flink sink
--- (testing/sidebyside/native.go), run with testing/services/flinknative.sh sql-client -f.
-SET 'pipeline.name' = '{{.Job}}';
+// nativePrelude starts both of the native contender's scripts (nativeScript,
+// nativeUpsertScript): the job's settings and Iceberg's catalog. Its fields
+// are nativeParams'.
+var nativePrelude = template.Must(template.New("prelude").Parse(`SET 'pipeline.name' = '{{.Job}}';
 SET 'parallelism.default' = '{{.Parallelism}}';
 SET 'execution.runtime-mode' = 'streaming';
 SET 'execution.checkpointing.interval' = '{{.Interval}}';
@@ -90,7 +89,13 @@ CREATE CATALOG ` + "`local`" + ` WITH (
   's3.secret-access-key' = '{{.SecretKey}}',
   'client.region' = '{{.Region}}'
 );
+`))
 
+// nativeScript is the Flink SQL the contender runs. Its fields are
+// nativeParams'.
+var nativeScript = template.Must(template.Must(nativePrelude.Clone()).New("native.sql").Parse(`-- The side-by-side harness's native contender: Iceberg's own Flink sink
+-- (testing/sidebyside/native.go), run with testing/services/flinknative.sh sql-client -f.
+{{template "prelude" .}}
 CREATE TEMPORARY TABLE kafka_events (
   ` + "`source`" + ` STRING,
   ` + "`title`" + ` STRING,

@@ -27,33 +27,9 @@ import "text/template"
 //
 // The job is streaming (Iceberg 1.10.0's bounded FlinkSink loses files:
 // native.go) and the harness cancels it once the table is right.
-var nativeUpsertScript = template.Must(template.New("native_upsert.sql").Parse(`-- The side-by-side harness's native contender in upsert mode: Iceberg's own Flink sink
+var nativeUpsertScript = template.Must(template.Must(nativePrelude.Clone()).New("native_upsert.sql").Parse(`-- The side-by-side harness's native contender in upsert mode: Iceberg's own Flink sink
 -- (testing/sidebyside/native_upsert.go), run with testing/services/flinknative.sh sql-client -f.
-SET 'pipeline.name' = '{{.Job}}';
-SET 'parallelism.default' = '{{.Parallelism}}';
-SET 'execution.runtime-mode' = 'streaming';
-SET 'execution.checkpointing.interval' = '{{.Interval}}';
-SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
-SET 'state.checkpoints.dir' = 's3://warehouse/checkpoints/native';
-SET 'table.dml-sync' = 'true';
-SET 'table.local-time-zone' = 'UTC';
-
-CREATE CATALOG ` + "`local`" + ` WITH (
-  'type' = 'iceberg',
-  'catalog-impl' = 'org.apache.iceberg.jdbc.JdbcCatalog',
-  'uri' = '{{.JDBC}}',
-  'jdbc.user' = '{{.User}}',
-  'jdbc.password' = '{{.Password}}',
-  'jdbc.schema-version' = 'V1',
-  'warehouse' = '{{.Warehouse}}',
-  'io-impl' = 'org.apache.iceberg.aws.s3.S3FileIO',
-  's3.endpoint' = '{{.S3Endpoint}}',
-  's3.path-style-access' = 'true',
-  's3.access-key-id' = '{{.AccessKey}}',
-  's3.secret-access-key' = '{{.SecretKey}}',
-  'client.region' = '{{.Region}}'
-);
-
+{{template "prelude" .}}
 CREATE DATABASE IF NOT EXISTS ` + "`local`.`{{.Namespace}}`" + `;
 
 -- Unpartitioned: in upsert mode Iceberg wants every partition source column among the
