@@ -58,15 +58,20 @@ func benchRows(n int) []tables.BronzeEvent {
 }
 
 // BenchmarkAppend measures rows -> Arrow through the appender that Write
-// uses (rows.RowBuilder), for one batch of rows per iteration.
+// uses (rows.RowBuilder): n rows per record batch, appended in one call, or
+// in calls of 1024 rows as a window's buffer takes Kafka batches.
 func BenchmarkAppend(b *testing.B) {
 	sc, err := icerows.SchemaOf(tables.BronzeEvent{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, n := range []int{4096, 65536} {
-		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
-			rows := benchRows(n)
+	for _, tc := range []struct{ n, batch int }{{4096, 4096}, {65536, 65536}, {65536, 1024}} {
+		name := fmt.Sprintf("rows=%d", tc.n)
+		if tc.batch < tc.n {
+			name += fmt.Sprintf("/batch=%d", tc.batch)
+		}
+		b.Run(name, func(b *testing.B) {
+			rows := benchRows(tc.n)
 			rb, err := icerows.NewRowBuilder(nil, sc, tables.BronzeEvent{})
 			if err != nil {
 				b.Fatal(err)
@@ -74,12 +79,14 @@ func BenchmarkAppend(b *testing.B) {
 			defer rb.Release()
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := rb.Append(rows); err != nil {
-					b.Fatal(err)
+				for lo := 0; lo < tc.n; lo += tc.batch {
+					if err := rb.Append(rows[lo:min(lo+tc.batch, tc.n)]); err != nil {
+						b.Fatal(err)
+					}
 				}
 				rb.NewRecordBatch().Release()
 			}
-			b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(b.N)*float64(tc.n)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
 }

@@ -46,6 +46,11 @@ func (a *Appender) appendColumn(fb array.Builder, c column, base unsafe.Pointer,
 	switch b := fb.(type) {
 	case *array.StringBuilder:
 		s.strs, nulls = gather(s.strs, s.valid, col)
+		size := 0
+		for _, v := range s.strs {
+			size += len(v)
+		}
+		reserveData(b.BinaryBuilder, size)
 		b.AppendValues(s.strs, valid())
 		clear(s.strs) // hold no row's string past the call
 	case *array.BinaryBuilder:
@@ -55,12 +60,15 @@ func (a *Appender) appendColumn(fb array.Builder, c column, base unsafe.Pointer,
 		}
 		// A []byte is null when nil.
 		s.bins, _ = gather(s.bins, s.valid, col)
+		size := 0
 		for r, v := range s.bins {
 			s.valid[r] = v != nil
 			if v == nil {
 				nulls++
 			}
+			size += len(v)
 		}
+		reserveData(b, size)
 		b.AppendValues(s.bins, valid())
 		clear(s.bins)
 	case *array.Int64Builder:
@@ -95,6 +103,16 @@ func (a *Appender) appendColumn(fb array.Builder, c column, base unsafe.Pointer,
 		b.AppendNulls(n)
 	default:
 		a.appendCells(fb, c, base, n)
+	}
+}
+
+// reserveData makes room for n more bytes in b's data buffer, doubling it as
+// a per-value Append would: Arrow's AppendValues reserves exactly what it
+// appends, so a column that a window's buffer fills from many batches
+// would be copied whole at every batch.
+func reserveData(b *array.BinaryBuilder, n int) {
+	if b.DataCap() < b.DataLen()+n {
+		b.ReserveData(max(n, b.DataLen()))
 	}
 }
 
