@@ -109,6 +109,24 @@ func (e *env) runBronzePlan() (*bronze.Plan, error) {
 	return pl, nil
 }
 
+// restartAfterCrash runs bronze again after a run that an injected crash
+// failed. A crashed process commits nothing more, but a failed in-process
+// job may: another table's committer of the same job can still be in its
+// commit when Run returns, after this run's writers read that table's
+// offsets. The committer then refuses the window that overlaps what the
+// table holds (ErrOffsetsOverlap), nothing is written twice, and a runner's
+// restart of the failed job (Flink's) writes the window again: so does this,
+// once.
+func (e *env) restartAfterCrash() (*bronze.Plan, error) {
+	e.t.Helper()
+	pl, err := e.runBronzePlan()
+	if err != nil && strings.Contains(err.Error(), icebergio.ErrOffsetsOverlap.Error()) {
+		e.t.Logf("the restart met a commit of the failed run, and the committer refused the overlap; running again: %v", err)
+		pl, err = e.runBronzePlan()
+	}
+	return pl, err
+}
+
 func (e *env) tables() ([]tables.BronzeEvent, []tables.DeadLetter) {
 	e.t.Helper()
 	var evs []tables.BronzeEvent
@@ -357,7 +375,7 @@ func TestCrashBeforeCommitThenRestart(t *testing.T) {
 				t.Fatal("the run with a crash before the commit succeeded")
 			}
 			e.produce(sample(500, 5))
-			if err := e.runBronze(); err != nil {
+			if _, err := e.restartAfterCrash(); err != nil {
 				t.Fatal(err)
 			}
 			e.checkExactlyOnce(badSet())

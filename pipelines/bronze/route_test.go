@@ -202,7 +202,7 @@ func TestRoutedCrashThenRestart(t *testing.T) {
 		t.Fatal("the run with a crash before a commit succeeded")
 	}
 	e.produceRouted(100, 3)
-	if _, err := e.runBronzePlan(); err != nil {
+	if _, err := e.restartAfterCrash(); err != nil {
 		t.Fatal(err)
 	}
 	e.checkRouted()

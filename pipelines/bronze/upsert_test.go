@@ -145,7 +145,7 @@ func TestUpsertCrashThenRestart(t *testing.T) {
 		t.Fatal("the run with a crash before the commit succeeded")
 	}
 	k.round(200, 40, 5)
-	if _, err := e.runBronzePlan(); err != nil {
+	if _, err := e.restartAfterCrash(); err != nil {
 		t.Fatal(err)
 	}
 	checkLatest(t, e, k)
@@ -254,7 +254,7 @@ func TestUpsertRoutedKeysMove(t *testing.T) {
 		t.Fatal("the run with a crash before the commit succeeded")
 	}
 	k.round(200, 40, 3)
-	if _, err := e.runBronzePlan(); err != nil {
+	if _, err := e.restartAfterCrash(); err != nil {
 		t.Fatal(err)
 	}
 	k.check(t, e)
