@@ -4,14 +4,9 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/haade/haade/testing/cmdtest"
 )
 
 // TestFlinkContenderE2E runs the flink contender alone on a 100k-event
@@ -29,22 +24,7 @@ import (
 //
 //	go test -tags e2e -run TestFlinkContenderE2E ./testing/sidebyside/
 func TestFlinkContenderE2E(t *testing.T) {
-	cache := os.Getenv("HAADE_CACHE")
-	if cache == "" {
-		cache = filepath.Join(os.Getenv("HOME"), ".cache/haade")
-	}
-	for _, f := range []string{"flink/dist-1.19.0/.complete", "flink/beam-2.62.0-flink-1.19.0/.complete", "flink/beam-boot-2.77.0"} {
-		if _, err := os.Stat(filepath.Join(cache, f)); err != nil {
-			t.Skipf("Flink is not installed (no %s): run testing/services/flinkcluster.sh install", filepath.Join(cache, f))
-		}
-	}
-	if _, err := exec.LookPath("java"); err != nil {
-		t.Skip("no java on PATH: the Flink cluster needs Java 11 or 17")
-	}
-	root, err := cmdtest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := flinkRoot(t, false)
 	cfg, err := parseArgs([]string{"--events=100000", "--contenders=flink", "--repeat=1", "--timeout=8m",
 		"--namespace=flinksbs_e2e", "--out=", "--chart="})
 	if err != nil {

@@ -4,13 +4,8 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/haade/haade/testing/cmdtest"
 )
 
 // TestNativeContenderE2E runs the native contender alone on a 100k-event
@@ -32,25 +27,7 @@ import (
 //
 //	go test -tags e2e -run TestNativeContenderE2E ./testing/sidebyside/
 func TestNativeContenderE2E(t *testing.T) {
-	cache := os.Getenv("HAADE_CACHE")
-	if cache == "" {
-		cache = filepath.Join(os.Getenv("HOME"), ".cache/haade")
-	}
-	for _, f := range []string{"flink/dist-1.19.0/.complete", "flink/beam-2.62.0-flink-1.19.0/.complete"} {
-		if _, err := os.Stat(filepath.Join(cache, f)); err != nil {
-			t.Skipf("Flink is not installed (no %s): run testing/services/flinkcluster.sh install", filepath.Join(cache, f))
-		}
-	}
-	root, err := cmdtest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := exec.Command("bash", filepath.Join(root, "testing/services/flinknative.sh"), "status").Run(); err != nil {
-		t.Skip("Iceberg's Flink jars are not installed: run testing/services/flinknative.sh install")
-	}
-	if _, err := exec.LookPath("java"); err != nil {
-		t.Skip("no java on PATH: the Flink cluster needs Java 11 or 17")
-	}
+	root := flinkRoot(t, true)
 	cfg, err := parseArgs([]string{"--events=100000", "--contenders=native", "--repeat=1", "--timeout=8m",
 		"--namespace=nativesbs_e2e", "--out=", "--chart="})
 	if err != nil {
