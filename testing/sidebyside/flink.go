@@ -188,16 +188,9 @@ func flinkCommand(r trial) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"--runner=flink", "--bounded",
-		"--endpoint=" + st.endpoint, "--flink-rest=" + st.rest, "--job_name=" + flinkJobName(r),
-		"--environment_type=PROCESS", "--environment_config=" + string(envCfg), "--worker_binary=" + st.bin,
-		"--brokers=" + brokers, "--topic=" + r.topic,
-		"--catalog-uri=" + catalogURI, "--warehouse=" + warehouse, "--s3-endpoint=" + s3Endpoint,
-		"--table=" + r.table, "--dlq-table=" + r.dlq, "--pipeline-id=" + r.name,
-		"--commit-interval=" + r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="}
-	if r.cfg.Keys > 0 {
-		args = append(args, "--upsert")
-	}
+	args := bronzeArgs(r, "--runner=flink", "--bounded",
+		"--endpoint="+st.endpoint, "--flink-rest="+st.rest, "--job_name="+flinkJobName(r),
+		"--environment_type=PROCESS", "--environment_config="+string(envCfg), "--worker_binary="+st.bin)
 	if st.beamClasspath {
 		args = append(args, "--flink-cluster-classpath")
 	}

@@ -347,15 +347,7 @@ type contender struct {
 
 var contenderByName = map[string]contender{
 	"bronze": {"bronze", func(r trial) (*exec.Cmd, error) {
-		args := []string{"--runner=direct",
-			"--brokers=" + brokers, "--topic=" + r.topic,
-			"--catalog-uri=" + catalogURI, "--warehouse=" + warehouse, "--s3-endpoint=" + s3Endpoint,
-			"--table=" + r.table, "--dlq-table=" + r.dlq, "--pipeline-id=" + r.name,
-			"--commit-interval=" + r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr="}
-		if r.cfg.Keys > 0 {
-			args = append(args, "--upsert")
-		}
-		return exec.Command(r.bronze, args...), nil
+		return exec.Command(r.bronze, bronzeArgs(r, "--runner=direct")...), nil
 	}, nil, nil, false, nil, nil, nil, bronzeCaughtUp},
 	"spark": {"spark", func(r trial) (*exec.Cmd, error) {
 		return exec.Command("bash", filepath.Join(r.root, "testing/services/python.sh"), "python",
@@ -736,4 +728,19 @@ func hundredths(xs []float64) []float64 {
 		xs[i] = math.Round(x*100) / 100
 	}
 	return xs
+}
+
+// bronzeArgs is the command line of bronze for trial r, on a runner that
+// runnerArgs choose: the run's topic and tables on the shared services,
+// from the topic's start, and --upsert for a keyed (--keys) workload.
+func bronzeArgs(r trial, runnerArgs ...string) []string {
+	args := append(runnerArgs,
+		"--brokers="+brokers, "--topic="+r.topic,
+		"--catalog-uri="+catalogURI, "--warehouse="+warehouse, "--s3-endpoint="+s3Endpoint,
+		"--table="+r.table, "--dlq-table="+r.dlq, "--pipeline-id="+r.name,
+		"--commit-interval="+r.cfg.CommitInterval.String(), "--start=earliest", "--metrics-addr=")
+	if r.cfg.Keys > 0 {
+		args = append(args, "--upsert")
+	}
+	return args
 }
