@@ -92,13 +92,11 @@ func (a *Appender) appendColumn(fb array.Builder, c column, base unsafe.Pointer,
 	case *array.ListBuilder:
 		// A list column that no row fills (Kafka headers, mostly) is one
 		// append of nulls.
-		p := col.p
-		for range n {
-			if unsafe.SliceData(*(*[]byte)(p)) != nil {
+		for r := range n {
+			if unsafe.SliceData(*(*[]byte)(col.at(r))) != nil {
 				a.appendCells(fb, c, base, n)
 				return
 			}
-			p = unsafe.Add(p, col.stride)
 		}
 		b.AppendNulls(n)
 	default:
@@ -132,29 +130,31 @@ type colCells struct {
 	n       int
 }
 
+// at is the address of row r's field. It is computed from the first row's
+// for each row, never stepped past the last one: a pointer past the end of
+// the rows' allocation is invalid (the race detector's checkptr).
+func (c colCells) at(r int) unsafe.Pointer { return unsafe.Add(c.p, uintptr(r)*c.stride) }
+
 // gather reads the n cells of col into buf (grown to n) and, for a pointer
 // field, valid; a nil pointer is T's zero value and not valid. It returns
 // buf and the number of nil pointers.
 func gather[T any](buf []T, valid []bool, col colCells) ([]T, int) {
 	buf = grown(buf, col.n)
-	p := col.p
 	if !col.pointer {
 		for r := range buf {
-			buf[r] = *(*T)(p)
-			p = unsafe.Add(p, col.stride)
+			buf[r] = *(*T)(col.at(r))
 		}
 		return buf, 0
 	}
 	nulls := 0
 	var zero T
 	for r := range buf {
-		if q := *(*unsafe.Pointer)(p); q != nil {
+		if q := *(*unsafe.Pointer)(col.at(r)); q != nil {
 			buf[r], valid[r] = *(*T)(q), true
 		} else {
 			buf[r], valid[r] = zero, false
 			nulls++
 		}
-		p = unsafe.Add(p, col.stride)
 	}
 	return buf, nulls
 }
